@@ -1,0 +1,89 @@
+"""Headless contract: ``python -m engine <tool> [--option value ...]``.
+
+Every tool prints one JSON object on stdout and exits 0; a bad option prints
+one sentence on stderr and exits 2, never a traceback. Each tool lives in its
+own module ``engine.cli.<tool>`` exposing ``HELP`` (one line),
+``add_arguments(parser)`` and ``run(args) -> dict``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import math
+import sys
+
+from engine.validation import ConfigError
+
+TOOLS = ("fbo", "privacy", "hype", "pogpucb", "data", "sweep")
+
+
+class UsageError(Exception):
+    """The command line itself is malformed (unknown option, missing value)."""
+
+
+class OneLineParser(argparse.ArgumentParser):
+    """argparse that reports problems as one sentence instead of usage + error."""
+
+    def error(self, message):  # noqa: D401 - argparse hook
+        raise UsageError(message[0].upper() + message[1:].rstrip(".") + ".")
+
+
+def _load(tool: str):
+    return importlib.import_module(f"engine.cli.{tool.replace('-', '_')}")
+
+
+def build_parser() -> OneLineParser:
+    parser = OneLineParser(prog="python -m engine", description=__doc__.split("\n\n")[0])
+    sub = parser.add_subparsers(dest="tool", metavar="TOOL", parser_class=OneLineParser)
+    for tool in TOOLS:
+        try:
+            module = _load(tool)
+        except ModuleNotFoundError as err:
+            if err.name != f"engine.cli.{tool}":
+                raise
+            continue
+        module.add_arguments(sub.add_parser(tool, help=module.HELP, description=module.HELP))
+    return parser
+
+
+def _jsonable(value):
+    """Turn numpy scalars/arrays and non-finite floats into strict JSON values."""
+    try:
+        import numpy as np
+    except ImportError:  # pragma: no cover - numpy is a hard dependency
+        np = None
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    if np is not None and isinstance(value, np.ndarray):
+        return _jsonable(value.tolist())
+    if np is not None and isinstance(value, np.generic):
+        return _jsonable(value.item())
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
+
+
+def to_json(payload: dict) -> str:
+    return json.dumps(_jsonable(payload), allow_nan=False)
+
+
+def main(argv=None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
+    try:
+        parser = build_parser()
+        args = parser.parse_args(argv)
+        if args.tool is None:
+            raise UsageError(f"Name a tool: one of {', '.join(TOOLS)} (python -m engine TOOL --help).")
+        payload = _load(args.tool).run(args)
+    except (UsageError, ConfigError) as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("error: interrupted.", file=sys.stderr)
+        return 130
+    print(to_json(payload))
+    return 0

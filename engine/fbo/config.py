@@ -1,0 +1,158 @@
+"""Configuration of a federated BO simulation, validated on construction.
+
+``FboConfig(...)`` raises :class:`engine.validation.ConfigError` with one
+sentence naming the bad field; the page shows it next to that control, the CLI
+prints it and exits 2.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+
+from engine.objectives.registry import DATASETS
+from engine.privacy import ACCOUNTANTS, SAMPLING
+from engine.validation import (
+    ConfigError,
+    check_choice,
+    check_int,
+    check_positive,
+    check_probability_open,
+    check_range,
+)
+
+ALGORITHMS = ("ts", "fts", "fts-de", "dp-fts", "dp-fts-de")
+ALGORITHM_LABELS = {
+    "ts": "TS (no communication)",
+    "fts": "FTS (original, FTS paper)",
+    "fts-de": "FTS-DE (central server, no DP)",
+    "dp-fts": "DP-FTS (P = 1)",
+    "dp-fts-de": "DP-FTS-DE",
+}
+# 1 - p_t as a function of t >= 1.
+PT_SCHEDULES = ("sqrt", "linear", "square", "constant")
+PT_SCHEDULE_LABELS = {"sqrt": "1 - p_t = 1/sqrt(t)", "linear": "1 - p_t = 1/t", "square": "1 - p_t = 1/t^2",
+                      "constant": "1 - p_t constant"}
+WEIGHTS = ("adaptive", "equal", "fixed")  # fixed = non-adaptive softmax (App. B.2.5, T_t = 1)
+WEIGHT_SCHEDULES = ("synthetic", "real")  # App. B: a_t decays over t=6..10, or constant 10 then over 30
+FTS_VARIANTS = ("target", "concurrent")
+
+DEFAULT_MAX_WORK = 200 * 60 * 10  # agents x iterations x runs a hosted run may ask for
+
+
+@dataclass(frozen=True)
+class FboConfig:
+    """Every parameter of one federated BO experiment (possibly several runs)."""
+
+    algorithm: str = "dp-fts-de"
+    dataset: str = "synthetic"
+    agents: int | None = 200            # None: the task's own number (e.g. 29 landmine fields)
+    iterations: int = 40                # T, iterations after initialisation
+    features: int = 50                  # M random Fourier features
+    lengthscale: float | None = None    # SE lengthscale of the shared features; None: task default
+    noise_var: float | None = None      # lambda of the BLR posterior; None: task default
+    q: float = 0.25                     # sampling probability of an agent per server round
+    z: float = 1.0                      # noise multiplier
+    S: float = 11.0                     # clipping threshold (vectors are clipped to S / sqrt(P))
+    P: int = 2                          # number of sub-regions (DE); DP-FTS and FTS use 1
+    sampling: str = "poisson"           # poisson | fixed (round(N q) agents without replacement)
+    pt_schedule: str = "sqrt"
+    pt_constant: float = 0.5            # 1 - p_t when pt_schedule == "constant"
+    weights: str = "adaptive"           # adaptive | equal | fixed
+    weight_a: float = 15.0              # a in softmax((a I + 1) / T_t)
+    weight_schedule: str = "synthetic"  # synthetic | real
+    local_exploration: bool = True      # False: initial points from the whole domain (App. Fig. 5 ablation)
+    n_init: int = 10                    # initial points per agent
+    fts_variant: str = "target"         # original FTS: one target agent, or all agents concurrently
+    alpha: float | None = None          # task heterogeneity (synthetic mixing weight, Dirichlet alpha); None: default
+    objective_seed: int = 0             # fixes the objective (GP draw, data split), not the runs
+    domain: str = "table"               # table | continuous
+    data_dir: str | None = None
+    runs: int = 5
+    seed: int = 0
+    accountant: str = "ma"
+    delta: float | None = None          # None: 1 / N^1.1
+    budget: float | None = None         # privacy budget epsilon*; None: no budget
+    calibrate_z: bool = False           # with a budget: choose z so the run ends exactly at the budget
+
+    def __post_init__(self):
+        check_choice("algorithm", self.algorithm, ALGORITHMS)
+        check_choice("dataset", self.dataset, DATASETS)
+        if self.agents is not None:
+            check_int("number of agents N", self.agents, 2)
+        check_int("number of iterations T", self.iterations, 1)
+        check_int("number of random features M", self.features, 1)
+        if self.lengthscale is not None:
+            check_positive("lengthscale", self.lengthscale)
+        if self.noise_var is not None:
+            check_positive("noise variance", self.noise_var)
+        check_range("q", self.q, 0, 1, low_open=True)
+        check_positive("z", self.z)
+        check_positive("S", self.S)
+        check_int("number of sub-regions P", self.P, 1)
+        if self.agents is not None and self.uses_de and self.P > self.agents:
+            raise ConfigError(f"P must be at most the number of agents ({self.agents}), got {self.P}.", "P")
+        check_choice("sampling", self.sampling, SAMPLING)
+        check_choice("p_t schedule", self.pt_schedule, PT_SCHEDULES)
+        check_range("constant 1 - p_t", self.pt_constant, 0, 1)
+        check_choice("weights", self.weights, WEIGHTS)
+        check_positive("weight parameter a", self.weight_a)
+        check_choice("weight schedule", self.weight_schedule, WEIGHT_SCHEDULES)
+        check_int("number of initial points", self.n_init, 1)
+        check_choice("FTS variant", self.fts_variant, FTS_VARIANTS)
+        if self.alpha is not None:
+            check_range("heterogeneity alpha", self.alpha, 0, None)
+        check_choice("domain", self.domain, ("table", "continuous"))
+        check_int("number of runs", self.runs, 1)
+        check_int("seed", self.seed, 0)
+        check_int("objective seed", self.objective_seed, 0)
+        check_choice("accountant", self.accountant, ACCOUNTANTS)
+        if self.delta is not None:
+            check_probability_open("delta", self.delta)
+        if self.budget is not None:
+            check_positive("privacy budget epsilon*", self.budget)
+        if self.calibrate_z and self.budget is None:
+            raise ConfigError("Calibrating z needs a privacy budget epsilon*.", "budget")
+        if self.is_private and self.sampling == "fixed" and self.accountant == "pld":
+            raise ConfigError("The PLD accountant does not support fixed-size sampling; choose rdp or ma.",
+                              "accountant")
+
+    # What the algorithm name implies.
+    @property
+    def is_private(self) -> bool:
+        return self.algorithm.startswith("dp-")
+
+    @property
+    def uses_server(self) -> bool:
+        return self.algorithm in ("fts-de", "dp-fts", "dp-fts-de")
+
+    @property
+    def uses_de(self) -> bool:
+        return self.algorithm in ("fts-de", "dp-fts-de")
+
+    @property
+    def n_subregions(self) -> int:
+        return self.P if self.uses_de else 1
+
+    def replace(self, **changes) -> "FboConfig":
+        return dataclasses.replace(self, **changes)
+
+    def to_dict(self) -> dict:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict) -> "FboConfig":
+        names = {f.name for f in dataclasses.fields(cls)}
+        unknown = sorted(set(data) - names)
+        if unknown:
+            raise ConfigError(f"Unknown setting(s): {', '.join(unknown)}.")
+        return cls(**data)
+
+
+def check_work_limit(config: FboConfig, n_agents: int, max_work: int = DEFAULT_MAX_WORK) -> None:
+    """Refuse runs larger than a hosted instance should accept (agents x iterations x runs)."""
+    work = n_agents * config.iterations * config.runs
+    if work > max_work:
+        raise ConfigError(
+            f"This run asks for {work:,} agent-iterations (agents x iterations x runs); "
+            f"the limit here is {max_work:,}. Lower the agents, iterations or runs.", "runs")

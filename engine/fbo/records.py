@@ -1,0 +1,122 @@
+"""What a federated BO simulation reports: one record per iteration, and the result.
+
+The simulation is a generator of :class:`IterationRecord` so a page can redraw
+every few iterations and a test can stop early; :class:`FboResult` collects
+the records and turns them into the CLI's JSON and a tidy DataFrame.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from engine.fbo.config import FboConfig
+
+
+@dataclass
+class ServerStep:
+    """Everything one server round did (for one run), for the teaching view and tests.
+
+    Shapes: N agents, M features, P sub-regions.
+    """
+
+    vectors: np.ndarray          # (N, M) omega_{n,t} sent by the agents
+    selected: np.ndarray         # (N,) bool, the subsample S_t
+    clipped: np.ndarray          # (N,) bool, selected and norm > S / sqrt(P)
+    clipped_vectors: np.ndarray  # (N, M) after clipping (unselected rows are the raw vectors)
+    weights: np.ndarray          # (P, N) phi_n^(i), each row sums to 1
+    signal: np.ndarray           # (P, M) sum_n in S_t phi_n^(i) / q * clipped omega_n
+    noise: np.ndarray            # (P, M) Gaussian noise added (zeros without DP)
+    noise_std: float             # z * phi_max * S / q (0 without DP)
+    broadcast: np.ndarray        # (P, M) signal + noise, what every agent receives
+
+
+@dataclass
+class IterationRecord:
+    """State after one iteration (iteration 0 = after the initial points)."""
+
+    algorithm: str
+    iteration: int
+    metric: np.ndarray                      # (R, N) metric per run and agent (lower is better)
+    epsilon: float | None = None            # privacy loss so far; None without DP
+    released: bool = False                  # the server released a vector in this iteration
+    n_selected: np.ndarray | None = None    # (R,) agents selected per run
+    clipped_fraction: float | None = None   # share of selected vectors clipped, over all runs
+    weights: np.ndarray | None = None       # (P, N) sub-region weights used in this iteration
+    server_step: ServerStep | None = None   # the first run's server round, when one happened
+
+    @property
+    def mean(self) -> float:
+        return float(np.mean(self.metric))
+
+    @property
+    def stderr(self) -> float:
+        values = np.ravel(self.metric)
+        return float(np.std(values, ddof=1) / np.sqrt(values.size)) if values.size > 1 else 0.0
+
+
+@dataclass
+class FboResult:
+    """All records of a finished (or stopped) simulation."""
+
+    config: FboConfig
+    records: list[IterationRecord] = field(default_factory=list)
+    n_agents: int = 0
+    delta: float | None = None
+    z: float | None = None                  # the z actually used (after calibration)
+    budget_reached_at: int | None = None    # iteration of the last release allowed by the budget
+    wall_seconds: float = 0.0
+    metric_label: str = "simple regret"
+
+    @property
+    def curve(self) -> np.ndarray:
+        return np.array([r.mean for r in self.records])
+
+    @property
+    def curve_stderr(self) -> np.ndarray:
+        return np.array([r.stderr for r in self.records])
+
+    @property
+    def epsilon(self) -> list[float] | None:
+        if not self.config.is_private:
+            return None
+        return [r.epsilon for r in self.records]
+
+    @property
+    def clipped_fraction(self) -> list[float | None]:
+        return [r.clipped_fraction for r in self.records]
+
+    def to_json(self) -> dict:
+        """The CLI's JSON object (see the headless contract in the README)."""
+        config = self.config.to_dict()
+        config.update(agents=self.n_agents, delta=self.delta, z=self.z if self.z is not None else self.config.z)
+        return {
+            "algorithm": self.config.algorithm,
+            "config": config,
+            "metric": self.metric_label,
+            "curve": self.curve.tolist(),
+            "curve_stderr": self.curve_stderr.tolist(),
+            "epsilon": self.epsilon,
+            "delta": self.delta,
+            "clipped_fraction": self.clipped_fraction,
+            "n_selected": [None if r.n_selected is None else float(np.mean(r.n_selected)) for r in self.records],
+            "budget_reached_at": self.budget_reached_at,
+            "wall_seconds": self.wall_seconds,
+        }
+
+    def to_frame(self) -> pd.DataFrame:
+        """Tidy table: one row per run x agent x iteration."""
+        frames = []
+        for r in self.records:
+            runs, agents = r.metric.shape
+            frames.append(pd.DataFrame({
+                "algorithm": self.config.algorithm,
+                "run": np.repeat(np.arange(runs), agents),
+                "agent": np.tile(np.arange(agents), runs),
+                "iteration": r.iteration,
+                "metric": r.metric.ravel(),
+                "epsilon": np.nan if r.epsilon is None else r.epsilon,
+            }))
+        return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()

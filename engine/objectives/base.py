@@ -1,0 +1,83 @@
+"""The objective interface shared by every task.
+
+All objectives are maximised over the unit box [0, 1]^D (tasks map the box to
+their hyperparameter ranges). Agent ``n`` observes ``value(n, x) + noise``. The
+reported metric is ``reference[n] - best noiseless value found so far``, so
+lower is better: simple regret when ``reference`` is the maximum, ``1 - AUC``
+when values are AUCs and ``reference`` is 1.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from typing import Callable
+
+import numpy as np
+
+from engine.validation import ConfigError
+
+
+class DatasetUnavailable(ConfigError):
+    """The data behind a task is missing or corrupt; the message says where to put it."""
+
+
+@dataclass(frozen=True, eq=False)
+class Objective(ABC):
+    """Common description of an objective for ``n_agents`` agents on [0, 1]^dim."""
+
+    name: str
+    n_agents: int
+    dim: int
+    noise_std: float
+    reference: np.ndarray
+    metric_label: str = "simple regret"
+    lengthscale: float = 0.03
+    noise_var: float = 0.01
+    description: str = ""
+
+    @property
+    @abstractmethod
+    def is_discrete(self) -> bool:
+        """True when the domain is a finite candidate set (``candidates``)."""
+
+    @abstractmethod
+    def value(self, agents: np.ndarray, points: np.ndarray) -> np.ndarray:
+        """Noiseless values for pairs (agent, point).
+
+        ``agents`` is an int array of shape (K,). ``points`` is an int array of
+        candidate indices (K,) for a discrete objective, or coordinates (K, D)
+        in [0, 1]^D for a continuous one. Returns shape (K,).
+        """
+
+
+@dataclass(frozen=True, eq=False)
+class TableObjective(Objective):
+    """Values of every agent at every candidate, computed once (``values``: N x C)."""
+
+    candidates: np.ndarray = field(default=None)
+    values: np.ndarray = field(default=None)
+
+    @property
+    def is_discrete(self) -> bool:
+        return True
+
+    def value(self, agents, points):
+        return self.values[np.asarray(agents), np.asarray(points)]
+
+
+@dataclass(frozen=True, eq=False)
+class FunctionObjective(Objective):
+    """Values computed on demand at any point of [0, 1]^D (e.g. training a model per query).
+
+    ``fn(agents (K,), X (K, D)) -> (K,)``.
+    """
+
+    fn: Callable[[np.ndarray, np.ndarray], np.ndarray] = field(default=None)
+
+    @property
+    def is_discrete(self) -> bool:
+        return False
+
+    def value(self, agents, points):
+        return np.asarray(self.fn(np.asarray(agents), np.atleast_2d(points)), dtype=float)

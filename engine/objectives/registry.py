@@ -1,0 +1,39 @@
+"""Names of the data sets the engine knows, and how to build each.
+
+A builder lives in its own module as ``build(n_agents, alpha, seed, data_dir,
+domain) -> Objective``. Modules are imported lazily so that a task whose data
+is missing never breaks the others.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+from engine.validation import check_choice
+
+# name -> (module, human label)
+DATASETS = {
+    "synthetic": ("engine.objectives.synthetic", "Synthetic GP functions (paper App. B.1)"),
+    "landmine": ("engine.objectives.landmine", "Landmine detection: RBF SVM, 29 fields (needs LandmineData.mat)"),
+    "digits-svm": ("engine.objectives.digits_svm", "Digits: RBF SVM per agent, Dirichlet label split"),
+    "breast-cancer-lr": ("engine.objectives.breast_cancer_lr", "Breast cancer: SGD logistic regression per agent"),
+}
+
+
+def dataset_label(name: str) -> str:
+    return DATASETS[name][1]
+
+
+def build_objective(name: str, *, n_agents: int | None = None, alpha: float | None = None, seed: int = 0,
+                    data_dir: str | None = None, domain: str = "table"):
+    """Build the objective ``name``.
+
+    ``n_agents``/``alpha`` left as None take the task's default; ``domain`` is
+    ``"table"`` (discrete candidate set, cached) or ``"continuous"`` (train per
+    query, exact but slow). ``seed`` fixes the objective itself (e.g. the GP
+    draw), not the optimisation runs.
+    """
+    check_choice("dataset", name, DATASETS)
+    check_choice("domain", domain, ("table", "continuous"))
+    module = importlib.import_module(DATASETS[name][0])
+    return module.build(n_agents=n_agents, alpha=alpha, seed=seed, data_dir=data_dir, domain=domain)

@@ -1,0 +1,25 @@
+"""Privacy accounting over dp_accounting: events, accountants, calibration."""
+
+from engine.privacy.accountants import (
+    ACCOUNTANT_LABELS,
+    ACCOUNTANTS,
+    SAMPLING,
+    MomentsAccountant,
+    calibrate_q,
+    calibrate_steps,
+    calibrate_z,
+    default_delta,
+    epsilon,
+    epsilon_curve,
+    epsilon_of_event,
+    fixed_sample_size,
+    make_accountant,
+    releases_within_budget,
+    subsampled_gaussian_event,
+)
+
+__all__ = [
+    "ACCOUNTANTS", "ACCOUNTANT_LABELS", "SAMPLING", "MomentsAccountant", "calibrate_q", "calibrate_steps",
+    "calibrate_z", "default_delta", "epsilon", "epsilon_curve", "epsilon_of_event", "fixed_sample_size",
+    "make_accountant", "releases_within_budget", "subsampled_gaussian_event",
+]
