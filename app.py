@@ -1,7 +1,108 @@
-"""Landing page of the DP-BO Explorer (placeholder until the dashboard issue lands)."""
+"""The DP-BO Explorer: the landing page, and the navigation over every page in pages/.
+
+Pages are discovered from ``pages/*.py`` (the file name's number gives the
+order, the rest the title and URL, as Streamlit's own pages/ convention), so a
+new page needs no change here; this file only adds a "Home" entry in place of
+the script name.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
 
 import streamlit as st
 
-st.set_page_config(page_title="DP-BO Explorer", layout="wide")
-st.title("DP-BO Explorer")
-st.write("Private federated Bayesian optimisation and private hyperparameter search.")
+from engine.fbo.presets import PRESETS
+from ui.common import FBO_PAGE, page_link
+
+ROOT = Path(__file__).resolve().parent
+
+PAGES = [
+    (FBO_PAGE, "Federated BO", ":material/hub:",
+     "Run TS, FTS, FTS-DE, DP-FTS and DP-FTS-DE side by side and watch convergence and privacy loss grow live."),
+    ("pages/2_Teaching_view.py", "Teaching view", ":material/school:",
+     "Walk through one server iteration of DP-FTS-DE step by step: subsample, clip, average, add noise."),
+    ("pages/3_Privacy_accountant.py", "Privacy accountant", ":material/shield_lock:",
+     "ε of the subsampled Gaussian mechanism under three accountants, and the z, q or T for a target ε."),
+    ("pages/4_DP_HYPE.py", "DP-HYPE", ":material/how_to_vote:",
+     "Private distributed hyperparameter voting, with live vote histograms."),
+    ("pages/5_PO_GP_UCB.py", "PO-GP-UCB", ":material/visibility_off:",
+     "Private outsourced BO: a curator releases a randomly projected copy of its data."),
+    ("pages/6_Tradeoff_explorer.py", "Trade-off explorer", ":material/scatter_plot:",
+     "Sweep q, z or ε and see the whole privacy-utility frontier, locally or on a Dask cluster."),
+]
+
+ALGORITHMS = [
+    ("TS", "each agent runs Thompson sampling alone; the baseline every other method must beat.",
+     "Dai et al., FTS, NeurIPS 2020"),
+    ("FTS", "agents borrow other agents' sampled random-feature vectors to explore faster.",
+     "Dai et al., FTS, NeurIPS 2020"),
+    ("FTS-DE", "a central server averages the agents' vectors, one average per sub-region of the domain "
+     "(distributed exploration).", "Dai et al., DP-FTS-DE, NeurIPS 2021"),
+    ("DP-FTS / DP-FTS-DE", "the server subsamples agents (q), clips their vectors (S) and adds Gaussian noise (z), "
+     "so no single agent's data can be told from the broadcast.", "Dai et al., DP-FTS-DE, NeurIPS 2021"),
+    ("DP-HYPE", "clients vote for their k best hyperparameters; noise under secure summation hides each vote.",
+     "DP-HYPE: distributed differentially private hyperparameter search"),
+    ("PO-GP-UCB", "a data owner releases a randomly projected private copy of its inputs; a modeler runs GP-UCB "
+     "on it.", "Kharkovskii et al., ICML 2020"),
+]
+
+
+
+def home() -> None:
+    st.set_page_config(page_title="DP-BO Explorer", page_icon=":material/hub:", layout="wide")
+    st.title("DP-BO Explorer")
+    st.markdown(
+        "#### Choose privacy settings for collaborative optimisation by watching what they cost\n"
+        "Several parties (hospitals, phones, labs) want to tune the same kind of model together without revealing "
+        "their own data. This dashboard simulates how they do it with **private federated Bayesian optimisation** "
+        "and **private hyperparameter search**: pick an algorithm, a privacy budget and the knobs of its mechanism, "
+        "and watch convergence and privacy loss grow, live.")
+
+    start, presets = st.columns([3, 2], gap="large")
+    with start:
+        st.subheader("How to start")
+        st.markdown(
+            "1. Open **Federated BO** and press **Run**: the defaults compare TS with DP-FTS-DE on a synthetic task "
+            "in a few seconds.\n"
+            "2. Change the privacy budget ε\\* or the noise z and run again: the curves show what privacy costs in "
+            "utility.\n"
+            "3. Use the **Privacy accountant** to see why the same run can be quoted with different ε, and the "
+            "**Teaching view** to see what the server does in one iteration.\n\n"
+            "Every page keeps its settings in the link, so you can share a configuration by copying the address.")
+    with presets:
+        st.subheader("Paper presets")
+        st.caption("Load a configuration from the DP-FTS-DE paper in one click.")
+        for name, label in (("fig2a", "Fig. 2a · benefit of distributed exploration"),
+                            ("fig2c", "Fig. 2c · impact of q on utility"),
+                            ("fig2d", "Fig. 2d · impact of z on utility")):
+            page_link(FBO_PAGE, label, icon=":material/play_circle:", query_params={"preset": name},
+                      help=PRESETS[name]["label"])
+        page_link("pages/3_Privacy_accountant.py", "Fig. 2c-d · privacy losses recomputed",
+                  icon=":material/shield_lock:", query_params={"preset": "fig2"},
+                  help="The paper's epsilons 5.93, 9.91, 20.12, 7.39, 5.22 next to ours.")
+        page_link("pages/6_Tradeoff_explorer.py", "Fig. 3a · landmine privacy against utility",
+                  icon=":material/scatter_plot:", query_params={"preset": "fig3a"}, help=PRESETS["fig3a"]["label"])
+
+    st.subheader("Pages")
+    cols = st.columns(3, gap="medium")
+    for i, (path, label, icon, text) in enumerate(PAGES):
+        with cols[i % 3].container(border=True):
+            page_link(path, f"**{label}**", icon=icon)
+            st.caption(text)
+
+    st.subheader("Algorithms")
+    st.markdown("\n".join(f"- **{name}**: {what} *({paper})*" for name, what, paper in ALGORITHMS))
+    st.caption("Everything runs in this process from embedded defaults; no data leaves the machine. "
+               "The same engine runs headless: `python -m engine fbo --help`.")
+
+
+# Known pages get their proper name and icon in the menu (the URL still comes from the file name,
+# e.g. /PO_GP_UCB); any other file in pages/ appears under its file-derived title.
+ICONS = {path: icon for path, _, icon, _ in PAGES}
+TITLES = {path: label for path, label, _, _ in PAGES}
+navigation = st.navigation(
+    [st.Page(home, title="Home", icon=":material/home:", default=True)]
+    + [st.Page(f"pages/{path.name}", title=TITLES.get(f"pages/{path.name}"), icon=ICONS.get(f"pages/{path.name}"))
+       for path in sorted((ROOT / "pages").glob("*.py"))])
+navigation.run()

@@ -17,9 +17,10 @@ from engine.privacy.accountants import (
     releases_within_budget,
     subsampled_gaussian_event,
 )
+from engine.privacy.gaussian import GAUSSIAN_ACCOUNTANTS, gaussian_epsilon, gaussian_sigma
 
 __all__ = [
     "ACCOUNTANTS", "ACCOUNTANT_LABELS", "SAMPLING", "MomentsAccountant", "calibrate_q", "calibrate_steps",
-    "calibrate_z", "default_delta", "epsilon", "epsilon_curve", "epsilon_of_event", "fixed_sample_size",
+    "calibrate_z", "default_delta", "GAUSSIAN_ACCOUNTANTS", "gaussian_epsilon", "gaussian_sigma", "epsilon", "epsilon_curve", "epsilon_of_event", "fixed_sample_size",
     "make_accountant", "releases_within_budget", "subsampled_gaussian_event",
 ]

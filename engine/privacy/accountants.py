@@ -20,6 +20,7 @@ events into epsilon and answers the inverse questions through
 
 from __future__ import annotations
 
+import functools
 import logging
 import math
 
@@ -181,6 +182,8 @@ def _calibrate(make_event, target_epsilon, delta, accountant, sampling, *, discr
                           f"with these parameters ({err}).") from err
 
 
+# Pure and slow for rdp/pld (seconds): pages and repeated runs ask the same question.
+@functools.lru_cache(maxsize=256)
 def calibrate_z(target_epsilon: float, q: float, steps: int, delta: float, accountant: str = "rdp", *,
                 sampling: str = "poisson", n_agents: int | None = None) -> float:
     """The smallest noise multiplier z whose epsilon after ``steps`` releases is <= target."""

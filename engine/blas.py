@@ -1,0 +1,28 @@
+"""Run the engine's many small matrix products on one BLAS thread.
+
+The simulation's linear algebra is thousands of tiny products per iteration
+(e.g. 50 x 50 matrices per agent, small GP solves); a multithreaded BLAS only adds synchronisation,
+and on a busy 2-core machine its spinning threads made a run twice as slow.
+threadpoolctl ships with scikit-learn; without it this is a no-op.
+"""
+
+from __future__ import annotations
+
+import contextlib
+
+_controller = None
+
+
+def single_threaded_blas():
+    """Context manager limiting BLAS to one thread (cheap: the controller is built once)."""
+    global _controller
+    if _controller is None:
+        try:
+            from threadpoolctl import ThreadpoolController
+        except ImportError:  # pragma: no cover - threadpoolctl comes with scikit-learn
+            _controller = False
+        else:
+            _controller = ThreadpoolController()
+    if _controller is False:
+        return contextlib.nullcontext()
+    return _controller.limit(limits=1, user_api="blas")

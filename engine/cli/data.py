@@ -1,0 +1,95 @@
+"""``python -m engine data``: fetch the landmine file, show what is available, build objective tables.
+
+- ``data fetch landmine [--data-dir D] [--url U]``: download and verify the file
+  (sha256); without a network it says where to put the file (exit 2).
+- ``data status [--data-dir D] [--cache-dir C]``: which tasks can run, and the
+  cached or interrupted tables.
+- ``data build-table --dataset NAME [--agents N] [--alpha A] [--seed S] [--grid G] [--jobs J]``:
+  build (or find) a task's table; prints its path and the build time.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from engine.objectives.datasets import LANDMINE_URL, check_landmine_file, fetch_landmine
+from engine.objectives.registry import DATASETS, dataset_label
+from engine.objectives.tables import TABLE_TASKS, build_table, cached_tables, make_task
+from engine.paths import cache_dir, data_dir
+from engine.validation import ConfigError
+
+HELP = "Data sets and objective tables: fetch the landmine file, show what is available, build a table."
+ACTIONS = ("fetch", "status", "build-table")
+
+
+def add_arguments(parser) -> None:
+    sub = parser.add_subparsers(dest="action", metavar="ACTION", parser_class=type(parser))
+    fetch = sub.add_parser("fetch", help="download a data set and verify its sha256")
+    fetch.add_argument("dataset", choices=("landmine",))
+    fetch.add_argument("--data-dir", help="data directory (default: DPBO_DATA_DIR, else data/)")
+    fetch.add_argument("--url", default=LANDMINE_URL, help="where to download from (http(s):// or file://)")
+    fetch.add_argument("--timeout", type=float, default=30.0, help="seconds before giving up on the network")
+
+    status = sub.add_parser("status", help="which tasks can run, and the cached tables")
+    status.add_argument("--data-dir")
+    status.add_argument("--cache-dir", help="cache directory (default: DPBO_CACHE_DIR, else data/cache/)")
+
+    build = sub.add_parser("build-table", help="build a task's objective table (or find it in the cache)")
+    build.add_argument("--dataset", required=True, choices=TABLE_TASKS)
+    build.add_argument("--agents", type=int, help="number of agents (default: the task's own)")
+    build.add_argument("--alpha", type=float, help="Dirichlet heterogeneity of the scikit-learn tasks")
+    build.add_argument("--seed", type=int, default=0, help="objective seed (data split and partition)")
+    build.add_argument("--grid", type=int, help="points per axis (default: 50 in 2-D, 16 in 3-D)")
+    build.add_argument("--jobs", type=int, help="worker processes (default: all cores)")
+    build.add_argument("--data-dir")
+    build.add_argument("--cache-dir")
+    build.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
+
+
+def _data_dir_source(explicit) -> str:
+    if explicit:
+        return "--data-dir"
+    return "DPBO_DATA_DIR" if os.environ.get("DPBO_DATA_DIR") else "default"
+
+
+def _status(args) -> dict:
+    datasets = []
+    for name in DATASETS:
+        entry = {"name": name, "label": dataset_label(name)}
+        if name == "landmine":
+            try:
+                entry.update(available=True, path=str(check_landmine_file(args.data_dir)))
+            except ConfigError as err:
+                entry.update(available=False, message=str(err))
+        else:
+            entry.update(available=True, source="generated" if name == "synthetic" else "bundled with scikit-learn")
+        datasets.append(entry)
+    return {"action": "status", "data_dir": str(data_dir(args.data_dir)),
+            "data_dir_source": _data_dir_source(args.data_dir), "cache_dir": str(cache_dir(args.cache_dir)),
+            "datasets": datasets, "tables": cached_tables(args.cache_dir)}
+
+
+def _build_table(args) -> dict:
+    task = make_task(args.dataset, n_agents=args.agents, alpha=args.alpha, seed=args.seed, data_dir=args.data_dir)
+
+    def report(done: int, total: int) -> None:
+        print(f"{args.dataset} table: {done}/{total} agents", file=sys.stderr, flush=True)
+
+    built = build_table(task, args.grid, n_jobs=args.jobs, progress=None if args.quiet else report,
+                        directory=args.cache_dir)
+    return {"action": "build-table", "dataset": args.dataset, "path": str(built.path),
+            "n_agents": task.n_agents, "candidates": int(built.values.shape[1]), "dim": task.dim,
+            "build_seconds": round(built.seconds, 3), "from_cache": built.from_cache,
+            "resumed_agents": built.resumed, "mean_best_score": float(built.values.max(axis=1).mean())}
+
+
+def run(args) -> dict:
+    if args.action is None:
+        raise ConfigError(f"Name an action: {', '.join(ACTIONS)} (python -m engine data ACTION --help).")
+    if args.action == "fetch":
+        result = fetch_landmine(args.data_dir, args.url, timeout=args.timeout)
+        return {"action": "fetch", "dataset": args.dataset, **result}
+    if args.action == "status":
+        return _status(args)
+    return _build_table(args)

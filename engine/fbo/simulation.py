@@ -1,0 +1,270 @@
+"""The federated BO simulation: TS, FTS, FTS-DE, DP-FTS and DP-FTS-DE, all runs at once.
+
+``Simulation(config)`` prepares everything (objective, privacy curve, random
+features, sub-regions); iterating over it yields one :class:`IterationRecord` per
+iteration, computed lazily, so a page can draw after each record and a caller can
+stop early. ``run_fbo(config)`` runs to the end.
+
+Algorithms (``config.algorithm``):
+
+``ts``
+    Every agent alone: Thompson sampling from its own posterior.
+``fts``
+    Original FTS (FTS paper, Algorithm 1). ``target`` variant: every agent first
+    completes T iterations of TS on its own and sends one sampled omega; then each
+    agent acts as the target of a fresh task and, with probability 1 - p_t, uses the
+    omega of an agent drawn uniformly from P_N, which is then removed from P_N
+    (all agents are targets at once, each with its own P_N). ``concurrent``
+    variant: all agents run together and borrow the current omega of a uniformly
+    drawn other agent.
+``fts-de``, ``dp-fts``, ``dp-fts-de``
+    DP-FTS-DE (Algorithms 1 and 2): every iteration the server aggregates the
+    agents' omegas per sub-region (:mod:`engine.fbo.server`) and broadcasts them;
+    with probability 1 - p_t an agent maximises phi(x)^T omega^(i[x]) instead of
+    its own sample. ``fts-de`` uses every agent without clipping or noise (P = 1
+    is the paper's "modified FTS"); ``dp-fts`` is P = 1 with DP.
+
+Privacy: the release after iteration t - 1 is used in iteration t, so T
+iterations make T releases and the record of iteration t reports epsilon after t
+releases. With a budget the server stops once the next release would exceed it;
+agents then continue with their own TS and spend no more privacy (paper
+footnote 13).
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from engine.fbo.agents import AgentPool
+from engine.blas import single_threaded_blas
+from engine.fbo.config import FboConfig
+from engine.fbo.domain import make_domain
+from engine.fbo.records import FboResult, IterationRecord
+from engine.fbo.schedules import one_minus_pt
+from engine.fbo.server import aggregate_batch
+from engine.fbo.subregions import Subregions
+from engine.fbo.weights import subregion_weights
+from engine.objectives import build_objective
+from engine.objectives.base import Objective
+from engine.privacy import calibrate_z, default_delta, epsilon, epsilon_curve, releases_within_budget
+from engine.surrogate import sample_features
+from engine.validation import ConfigError
+
+
+class Simulation:
+    """A lazily computed federated BO experiment (all ``config.runs`` runs as one batch).
+
+    Parameters
+    ----------
+    config : FboConfig
+    objective : Objective, optional
+        Built from the config (``engine.objectives.build_objective``) when omitted.
+
+    Attributes
+    ----------
+    n_agents, delta, z, objective, metric_label, releases_allowed, epsilon_curve
+        ``z`` is the noise multiplier used (calibrated when ``config.calibrate_z``);
+        ``releases_allowed`` is how many server releases the run makes (T without a
+        budget, 0 for algorithms without a server); ``epsilon_curve`` is epsilon
+        after 1..T releases (None without DP).
+    P, lengthscale, noise_var
+        Sub-regions used (1 unless the algorithm uses DE) and the surrogate's settings.
+    domain, subregions, assignment, pool
+        Exist once the first record is computed: the candidate set and its
+        features (``domain.X``, ``domain.phi`` (R, C, M) for tables), the
+        sub-regions, each agent's sub-region, and the agents' posteriors.
+    """
+
+    def __init__(self, config: FboConfig, objective: Objective | None = None):
+        start = time.perf_counter()
+        self.config = config
+        if objective is None:
+            objective = build_objective(config.dataset, n_agents=config.agents, alpha=config.alpha,
+                                        seed=config.objective_seed, data_dir=config.data_dir, domain=config.domain)
+        self.objective = objective
+        self.n_agents = N = int(objective.n_agents)
+        if N < 2:
+            raise ConfigError(f"Federated BO needs at least 2 agents, the objective has {N}.", "agents")
+        self.P = config.n_subregions
+        if self.P > N:
+            raise ConfigError(f"P must be at most the number of agents ({N}), got {self.P}.", "P")
+        self.metric_label = objective.metric_label
+        self.lengthscale = float(config.lengthscale or objective.lengthscale)
+        self.noise_var = float(config.noise_var or objective.noise_var)
+        self.delta = float(config.delta) if config.delta is not None else default_delta(N)
+        self.z = float(config.z)
+        T = config.iterations
+        self.epsilon_curve = None
+        self.budget_reached_at = None
+        if config.is_private:
+            common = dict(sampling=config.sampling, n_agents=N)
+            if config.calibrate_z:
+                self.z = calibrate_z(config.budget, config.q, T, self.delta, config.accountant, **common)
+            self.epsilon_curve = epsilon_curve(config.q, self.z, T, self.delta, config.accountant, **common)
+            if config.calibrate_z:
+                # The curve may use a coarser grid (PLD); the end point is the calibrated one.
+                self.epsilon_curve[-1] = epsilon(config.q, self.z, T, self.delta, config.accountant, **common)
+                self.releases_allowed = T
+                self.budget_reached_at = T
+            elif config.budget is not None:
+                self.releases_allowed = min(T, releases_within_budget(self.epsilon_curve, config.budget))
+                if self.releases_allowed < T:
+                    self.budget_reached_at = self.releases_allowed
+            else:
+                self.releases_allowed = T
+        else:
+            self.releases_allowed = T if config.uses_server else 0
+
+        self._rng = np.random.default_rng(config.seed)
+        self._records: list[IterationRecord] = []
+        self._t: int | None = None          # last iteration computed
+        self._seconds = time.perf_counter() - start
+
+    # ------------------------------------------------------------------ iteration protocol
+    def __iter__(self):
+        """Yield the records so far, then compute and yield the rest one at a time."""
+        i = 0
+        while True:
+            if i < len(self._records):
+                yield self._records[i]
+                i += 1
+            elif self.done:
+                return
+            else:
+                self.step()
+
+    @property
+    def done(self) -> bool:
+        return self._t is not None and self._t >= self.config.iterations
+
+    def step(self) -> IterationRecord:
+        """Compute the next iteration and return its record."""
+        if self.done:
+            raise RuntimeError("The simulation has already produced all its iterations.")
+        start = time.perf_counter()
+        with single_threaded_blas():
+            record = self._initialise() if self._t is None else self._iterate(self._t + 1)
+        self._records.append(record)
+        self._seconds += time.perf_counter() - start
+        return record
+
+    def result(self) -> FboResult:
+        """The :class:`FboResult` of the records produced so far."""
+        return FboResult(config=self.config, records=list(self._records), n_agents=self.n_agents, delta=self.delta,
+                         z=self.z, budget_reached_at=self.budget_reached_at, wall_seconds=self._seconds,
+                         metric_label=self.metric_label)
+
+    @property
+    def records(self) -> list[IterationRecord]:
+        return list(self._records)
+
+    # ------------------------------------------------------------------ the algorithm
+    def _initialise(self) -> IterationRecord:
+        cfg, rng, N = self.config, self._rng, self.n_agents
+        R, T = cfg.runs, cfg.iterations
+        features = sample_features(R, self.objective.dim, cfg.features, self.lengthscale, rng)
+        self.subregions = Subregions(self.P, self.objective.dim)
+        self.assignment = self.subregions.assign(N)
+        self.domain = make_domain(self.objective, features, self.subregions)
+        self._variant = cfg.fts_variant if cfg.algorithm == "fts" else None
+
+        if self._variant == "target":
+            # Every other agent first completes T iterations of its own TS, then sends one omega.
+            others = AgentPool(self.domain, self.noise_var, cfg.n_init + T)
+            others.initialise(None, cfg.n_init, rng)
+            for _ in range(T):
+                omega = others.sample(rng, 1)[:, :, 0]
+                X, phi, _ = self.domain.candidates(rng)
+                others.query(self.domain.to_choice(X, AgentPool.acquire(phi, omega)), rng)
+            self._messages = others.sample(rng, 1)[:, :, 0]                         # (R, N, M)
+            # P_N uniform over the other agents, drawn without replacement: a random order per target.
+            keys = rng.random((R, N, N))
+            keys[:, np.arange(N), np.arange(N)] = np.inf
+            self._order = np.argsort(keys, axis=2)[:, :, :N - 1]                    # (R, N, N - 1)
+            self._used = np.zeros((R, N), dtype=int)
+
+        self.pool = AgentPool(self.domain, self.noise_var, cfg.n_init + T)
+        local = cfg.uses_de and cfg.local_exploration and self.P > 1
+        self.pool.initialise(self.assignment if local else None, cfg.n_init, rng)
+        self._t = 0
+        self._draw_vectors(0)
+        return IterationRecord(algorithm=cfg.algorithm, iteration=0, metric=self.pool.metric,
+                               epsilon=0.0 if cfg.is_private else None)
+
+    def _needs_sent_vectors(self, t: int) -> bool:
+        """Whether the agents' omega after iteration t is used by someone else in iteration t + 1."""
+        if self._variant == "concurrent":
+            return True
+        return self.config.uses_server and t + 1 <= self.releases_allowed
+
+    def _draw_vectors(self, t: int) -> None:
+        """After iteration t: the omega each agent sends, and its own TS sample for iteration t + 1."""
+        if t >= self.config.iterations:
+            return
+        n = 2 if self._needs_sent_vectors(t) else 1
+        draws = self.pool.sample(self._rng, n)
+        self._own = draws[:, :, -1]
+        self._sent = draws[:, :, 0] if n == 2 else None
+
+    def _iterate(self, t: int) -> IterationRecord:
+        cfg, rng = self.config, self._rng
+        R, N = cfg.runs, self.n_agents
+        p_other = one_minus_pt(cfg.pt_schedule, t, constant=cfg.pt_constant)
+        omega = self._own
+        use_other = np.zeros((R, N), dtype=bool)
+        step = weights = None
+
+        if cfg.uses_server and t <= self.releases_allowed:
+            weights = subregion_weights(self.assignment, self.P, t, a=cfg.weight_a, schedule=cfg.weight_schedule,
+                                        mode=cfg.weights)
+            step = aggregate_batch(self._sent, weights, q=cfg.q, z=self.z, S=cfg.S, rng=rng,
+                                   private=cfg.is_private, sampling=cfg.sampling)
+            use_other = rng.random((R, N)) < p_other
+        elif self._variant == "concurrent":
+            use_other = rng.random((R, N)) < p_other
+            partner = (np.arange(N) + rng.integers(1, N, size=(R, N))) % N          # uniform over the others
+            borrowed = np.take_along_axis(self._sent, partner[:, :, None], axis=1)
+            omega = np.where(use_other[:, :, None], borrowed, omega)
+        elif self._variant == "target":
+            use_other = (rng.random((R, N)) < p_other) & (self._used < N - 1)       # P_N not yet empty
+            partner = np.take_along_axis(self._order, np.minimum(self._used, N - 2)[:, :, None], axis=2)[:, :, 0]
+            borrowed = np.take_along_axis(self._messages, partner[:, :, None], axis=1)
+            omega = np.where(use_other[:, :, None], borrowed, omega)
+            self._used += use_other
+
+        X, phi, region = self.domain.candidates(rng)
+        index = AgentPool.acquire(phi, omega)                                        # (R, N)
+        if step is not None:
+            # argmax_x phi(x)^T omega^(i[x]): score every candidate with its own sub-region's vector.
+            per_region = np.matmul(step.broadcast, np.swapaxes(phi, 1, 2))          # (R, P, C)
+            shared = np.argmax(per_region[:, region, np.arange(len(region))], axis=1)  # (R,)
+            index = np.where(use_other, shared[:, None], index)
+        self.pool.query(self.domain.to_choice(X, index), rng)
+        self._t = t
+        self._draw_vectors(t)
+        return self._record(t, step, weights)
+
+    def _record(self, t: int, step, weights) -> IterationRecord:
+        cfg = self.config
+        record = IterationRecord(algorithm=cfg.algorithm, iteration=t, metric=self.pool.metric,
+                                 released=step is not None, weights=weights)
+        if cfg.is_private:
+            spent = min(t, self.releases_allowed)
+            record.epsilon = float(self.epsilon_curve[spent - 1]) if spent else 0.0
+        if step is not None:
+            record.n_selected = step.n_selected
+            if cfg.is_private:
+                n_selected = int(step.selected.sum())
+                record.clipped_fraction = float(step.clipped.sum() / n_selected) if n_selected else None
+            record.server_step = step.run(0)
+        return record
+
+
+def run_fbo(config: FboConfig, objective: Objective | None = None) -> FboResult:
+    """Run a federated BO experiment to the end and return its result."""
+    sim = Simulation(config, objective)
+    for _ in sim:
+        pass
+    return sim.result()

@@ -1,0 +1,55 @@
+"""Sub-region weights phi_n^(i) of the central server (DP-FTS-DE paper, Sec. 3.2, App. B).
+
+phi_n^(i) = softmax_n((a I_n^(i) + 1) / T_t), where I_n^(i) = 1 when agent n was
+assigned to explore sub-region i. The temperature T_t = a / (a_t - 1) rises
+from 1 to infinity with the schedule of :func:`engine.fbo.schedules.weight_level`,
+so the weights move from favouring the sub-region's own explorers to uniform.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from engine.fbo.config import WEIGHTS as WEIGHT_MODES
+from engine.fbo.schedules import weight_level
+from engine.validation import check_choice, check_int, check_positive
+
+
+def subregion_weights(assignment: np.ndarray, P: int, t: int, *, a: float = 15.0, schedule: str = "synthetic",
+                      mode: str = "adaptive") -> np.ndarray:
+    """Weights of every agent for every sub-region in the server round used in iteration t.
+
+    Parameters
+    ----------
+    assignment : (N,) int array
+        Sub-region each agent explored at initialisation, in 0..P-1.
+    P : int
+        Number of sub-regions.
+    t : int
+        Iteration (>= 1) whose broadcast the weights build.
+    a : float
+        The constant a (15 in the paper).
+    schedule : {"synthetic", "real"}
+        Temperature schedule of App. B.
+    mode : {"adaptive", "equal", "fixed"}
+        ``adaptive``: the paper's schedule; ``fixed``: non-adaptive, T_t = 1 for
+        every t (App. B.2.5, Fig. 12); ``equal``: uniform weights 1/N (Fig. 5).
+
+    Returns
+    -------
+    (P, N) array whose rows sum to 1.
+    """
+    P = check_int("number of sub-regions P", P, 1)
+    check_positive("weight parameter a", a)
+    check_choice("weights", mode, WEIGHT_MODES)
+    assignment = np.asarray(assignment)
+    indicator = (assignment[None, :] == np.arange(P)[:, None]).astype(float)  # (P, N)
+    n_agents = assignment.shape[0]
+    if mode == "equal":
+        return np.full((P, n_agents), 1.0 / n_agents)
+    # (a I + 1) / T_t with 1 / T_t = (a_t - 1) / a, finite even when T_t is infinite.
+    inverse_temperature = 1.0 if mode == "fixed" else (weight_level(t, a, schedule) - 1.0) / a
+    logits = (a * indicator + 1.0) * inverse_temperature
+    logits -= logits.max(axis=1, keepdims=True)
+    weights = np.exp(logits)
+    return weights / weights.sum(axis=1, keepdims=True)

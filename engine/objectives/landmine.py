@@ -1,0 +1,66 @@
+"""Landmine detection (DP-FTS-DE paper Sec. 5.2, App. B.2.1; FTS paper Sec. 5.2).
+
+29 agents, one per landmine field of ``LandmineData.mat``. Every field is
+split in half, stratified by label, with a generator seeded by
+``(seed, field)``; the 9 features are used as they are (the papers exclude or
+transform nothing). Each agent tunes an RBF SVM:
+
+- ``x[0]`` -> penalty C in [1e-4, 10], log scale,
+- ``x[1]`` -> RBF kernel parameter gamma in [1e-2, 10], log scale,
+
+and scores it by validation AUC of the decision function (the data are
+imbalanced: about 6 % landmines). The metric is ``1 - best AUC so far``.
+Random-feature defaults follow App. B.2.1: SE lengthscale 0.01, noise
+variance 1e-6.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from engine.objectives.datasets import (LANDMINE_FIELDS, LANDMINE_SHA256, SplitData, load_landmine,
+                                        stratified_half_split)
+from engine.objectives.rbf_svm import RbfSvmTask
+from engine.objectives.tables import objective_for
+from engine.validation import ConfigError, check_int
+
+C_RANGE = (1e-4, 10.0)
+GAMMA_RANGE = (1e-2, 10.0)
+DEFAULT_GRID = 50  # 50 x 50 = 2,500 candidates
+
+
+def split_fields(fields, seed: int) -> tuple[SplitData, ...]:
+    """Stratified half split of every field; field i uses ``default_rng((seed, i))``."""
+    splits = []
+    for index, (features, labels) in enumerate(fields):
+        train, valid = stratified_half_split(labels, np.random.default_rng((seed, index)))
+        splits.append(SplitData(features[train], labels[train], features[valid], labels[valid]))
+    return tuple(splits)
+
+
+def make_task(n_agents: int | None = None, alpha: float | None = None, seed: int = 0,
+              data_dir: str | None = None) -> RbfSvmTask:
+    """The landmine task for the first ``n_agents`` fields (default all 29); ``alpha`` is ignored.
+
+    Raises :class:`engine.objectives.DatasetUnavailable` when the data file is
+    missing or corrupt, :class:`ConfigError` for more than 29 agents.
+    """
+    if n_agents is not None:
+        check_int("number of agents N", n_agents, 1)
+        if n_agents > LANDMINE_FIELDS:
+            raise ConfigError(f"The landmine task has {LANDMINE_FIELDS} fields, so N must be at most "
+                              f"{LANDMINE_FIELDS}, got {n_agents}.", "agents")
+    seed = check_int("objective seed", seed, 0)
+    fields = load_landmine(data_dir)
+    count = LANDMINE_FIELDS if n_agents is None else int(n_agents)
+    return RbfSvmTask(
+        name="landmine", agents=split_fields(fields[:count], seed), c_range=C_RANGE, gamma_range=GAMMA_RANGE,
+        metric="auc", metric_label="1 - AUC", lengthscale=0.01, noise_var=1e-6, default_grid=DEFAULT_GRID,
+        data_definition={"data_sha256": LANDMINE_SHA256, "features": "raw", "split": "stratified-half",
+                         "split_seed": seed},
+        summary=f"Landmine detection: RBF SVM on {count} fields, validation AUC")
+
+
+def build(n_agents=None, alpha=None, seed=0, data_dir=None, domain="table"):
+    """The landmine objective (see module docstring) on the table or continuous domain."""
+    return objective_for(make_task(n_agents, alpha, seed, data_dir), domain)

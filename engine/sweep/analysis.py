@@ -1,0 +1,163 @@
+"""Reading a sweep table: one point per setting, the Pareto front, series and grids for figures."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from engine.sweep.cell import META_COLUMNS
+
+# Parameters that differ between cells without being part of what a setting is.
+NOT_SETTINGS = frozenset({"seed", "runs", "seed_param", "runs_param", "data_dir", "cache_dir"})
+
+
+def parameter_columns(table: pd.DataFrame) -> list[str]:
+    return [c for c in table.columns if c not in META_COLUMNS]
+
+
+def _distinct(series: pd.Series) -> list:
+    values = []
+    for v in series.tolist():
+        if isinstance(v, float) and np.isnan(v):
+            v = None
+        if v not in values:
+            values.append(v)
+    return values
+
+
+def varied_parameters(table: pd.DataFrame) -> list[str]:
+    """Parameters that take more than one value over the sweep's settings (references aside)."""
+    rows = table[table["role"] == "setting"] if "role" in table else table
+    return [c for c in parameter_columns(rows) if c not in NOT_SETTINGS and len(_distinct(rows[c])) > 1]
+
+
+def lower_is_better(table: pd.DataFrame) -> bool:
+    """Direction of the utility column, from the tool that produced the table."""
+    from engine.sweep.adapters import ADAPTERS
+
+    tools = _distinct(table["tool"]) if "tool" in table else []
+    if len(tools) == 1 and tools[0] in ADAPTERS:
+        return ADAPTERS[tools[0]].lower_is_better
+    metric = str(table["metric"].iloc[0]).lower() if "metric" in table and len(table) else ""
+    return not any(word in metric for word in ("accuracy", "success", "higher is better"))
+
+
+def _stderr(values: pd.Series) -> float:
+    values = values.dropna()
+    return float(values.std(ddof=1) / np.sqrt(len(values))) if len(values) > 1 else 0.0
+
+
+def pareto_mask(x: np.ndarray, y: np.ndarray, lower_is_better: bool = True) -> np.ndarray:
+    """True for points no other point beats on both privacy loss ``x`` (lower) and utility ``y``.
+
+    A point is dominated when another has ``x`` no larger and ``y`` no worse,
+    one of them strictly. Points with a missing coordinate are never optimal.
+    """
+    x = np.asarray(x, dtype=float)
+    y = np.asarray(y, dtype=float)
+    if not lower_is_better:
+        y = -y
+    ok = np.isfinite(x) & np.isfinite(y)
+    xo, yo = x[:, None], y[:, None]
+    # dominated[i, j]: point j dominates point i (vectorised over all pairs).
+    dominated = (x[None, :] <= xo) & (y[None, :] <= yo) & ((x[None, :] < xo) | (y[None, :] < yo))
+    dominated &= ok[None, :]
+    return ok & ~dominated.any(axis=1)
+
+
+def summarise(table: pd.DataFrame) -> pd.DataFrame:
+    """One row per setting: mean utility and privacy loss with standard errors over runs, and the front.
+
+    Columns: ``role, setting, cell, <varied parameters>, runs, failed, utility,
+    utility_se, privacy_loss, privacy_loss_se, privacy_delta, wall_seconds,
+    reference`` (a non-private setting, drawn as a level), ``pareto``.
+    Failed rows count in ``failed`` and are left out of the means.
+    """
+    if table is None or not len(table):
+        return pd.DataFrame()
+    varied = varied_parameters(table)
+    keys = [c for c in ("role", "setting") if c in table]
+    error = table["error"].notna() if "error" in table else pd.Series(False, index=table.index)
+    rows = []
+    for _, group in table.groupby(keys, sort=False, dropna=False):
+        ok = group[~error.loc[group.index]]
+        first = group.iloc[0]
+        row = {k: first[k] for k in keys}
+        row["cell"] = int(group["cell"].min()) if "cell" in group else len(rows)
+        for name in varied:
+            row[name] = first[name]
+        for name in ("algorithm", "dataset"):
+            if name in group and name not in row:
+                row[name] = first[name]
+        row.update(runs=int(len(ok)), failed=int(len(group) - len(ok)),
+                   utility=float(ok["utility"].mean()) if len(ok) else np.nan,
+                   utility_se=_stderr(ok["utility"]),
+                   privacy_loss=float(ok["privacy_loss"].mean()) if len(ok) else np.nan,
+                   privacy_loss_se=_stderr(ok["privacy_loss"]),
+                   privacy_delta=float(ok["privacy_delta"].mean()) if "privacy_delta" in ok and len(ok) else np.nan,
+                   wall_seconds=float(group["wall_seconds"].sum()) if "wall_seconds" in group else np.nan)
+        rows.append(row)
+    summary = pd.DataFrame(rows).sort_values("cell", kind="stable").reset_index(drop=True)
+    summary["reference"] = ~np.isfinite(summary["privacy_loss"].to_numpy(float)) & (summary["runs"] > 0)
+    private = ~summary["reference"].to_numpy()
+    mask = np.zeros(len(summary), dtype=bool)
+    mask[private] = pareto_mask(summary.loc[private, "privacy_loss"], summary.loc[private, "utility"],
+                                lower_is_better(table))
+    summary["pareto"] = mask
+    return summary
+
+
+def _label(name: str, value) -> str:
+    return f"{name}={value:g}" if isinstance(value, (float, np.floating)) else f"{name}={value}"
+
+
+def is_full_grid(points: pd.DataFrame, names: list[str]) -> bool:
+    """True when the points hold every combination of the values of ``names`` exactly once."""
+    combos = {tuple(r) for r in points[names].astype(str).itertuples(index=False)}
+    sizes = [len(_distinct(points[n])) for n in names]
+    return len(combos) == int(np.prod(sizes)) == len(points)
+
+
+def series(summary: pd.DataFrame, varied: list[str]) -> list[tuple[str, pd.DataFrame]]:
+    """Group the private settings into lines for the frontier chart.
+
+    One varied parameter: one line along it. Two on a full grid: one line per
+    value of the second along the first. Otherwise (one parameter at a time
+    around a base, as in Fig. 3a): one line per parameter, holding the
+    settings where only that parameter leaves its most common value; the
+    shared base setting belongs to every line.
+    """
+    points = summary[~summary["reference"]] if "reference" in summary else summary
+    if not len(points):
+        return []
+    varied = [v for v in varied if v in points]
+    if not varied:
+        return [("settings", points)]
+    if len(varied) == 1:
+        name = varied[0]
+        return [(f"vary {name}", points.sort_values(name, kind="stable"))]
+    if len(varied) == 2 and is_full_grid(points, varied):
+        along, across = varied
+        return [(_label(across, value), group.sort_values(along, kind="stable"))
+                for value, group in points.groupby(across, sort=True)]
+    modes = {n: points[n].astype(str).mode().iloc[0] for n in varied}
+    differs = {n: points[n].astype(str) != modes[n] for n in varied}
+    n_diff = sum(d.astype(int) for d in differs.values())
+    out = []
+    for name in varied:
+        members = points[(n_diff == 0) | ((n_diff == 1) & differs[name])]
+        if len(members) > 1:
+            held = ", ".join(_label(o, points.loc[n_diff == 0, o].iloc[0]) for o in varied
+                             if o != name and (n_diff == 0).any())
+            label = f"vary {name}" + (f" ({held})" if held else "")
+            out.append((label, members.sort_values(name, kind="stable")))
+    others = points[n_diff > 1]
+    if len(others):
+        out.append(("other settings", others))
+    return out or [("settings", points)]
+
+
+def grid(summary: pd.DataFrame, x: str, y: str, value: str = "utility") -> pd.DataFrame:
+    """``value`` of the private settings as a matrix: rows ``y``, columns ``x`` (missing cells NaN)."""
+    points = summary[~summary["reference"]] if "reference" in summary else summary
+    return points.pivot_table(index=y, columns=x, values=value, aggfunc="mean").sort_index().sort_index(axis=1)

@@ -1,0 +1,316 @@
+"""What a sweep is: a base configuration, the parameters it varies, and the seeds.
+
+A sweep of one tool is a list of *settings* (full parameter dicts) times
+``replicates`` seeds. Each (setting, replicate) pair is a *cell*: one call of
+the tool's engine with ``runs`` runs, giving one table row per run.
+
+Settings come from axes (parameter -> values) combined either as a full grid
+or one parameter at a time around the base (the design of the DP-FTS-DE
+paper's Fig. 3a: z varies at q = 0.35, q varies at z = 1), plus explicit
+settings and *references* (e.g. the non-private algorithms drawn as levels).
+
+Seeds never depend on execution order: a cell's seed is derived from the sweep
+seed and the replicate index (``paired_seeds``, so every setting sees the same
+random numbers and differences between settings are not seed noise) or, with
+``paired_seeds=False``, also from the setting's parameters.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+import math
+from dataclasses import dataclass, field
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+
+from engine.validation import ConfigError, check_choice, check_int
+
+COMBINE = ("grid", "one-at-a-time")
+ROLES = ("setting", "reference")
+
+
+def _plain(value):
+    """A JSON-friendly scalar (numpy scalars to Python, floats kept exact)."""
+    if isinstance(value, np.generic):
+        return value.item()
+    return value
+
+
+def _format_value(value) -> str:
+    if isinstance(value, float):
+        return f"{value:g}"
+    return str(value)
+
+
+def setting_label(overrides: Mapping[str, Any]) -> str:
+    """A short human label of what a setting changes, e.g. ``"q=0.35, z=1.6"``."""
+    if not overrides:
+        return "base"
+    return ", ".join(f"{k}={_format_value(v)}" for k, v in overrides.items())
+
+
+def stable_hash(payload) -> str:
+    """A short sha256 of a JSON description (sorted keys), stable across processes and machines."""
+    text = json.dumps(payload, sort_keys=True, default=str, allow_nan=True)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def derive_seed(sweep_seed: int, replicate: int, params: Mapping[str, Any] | None = None) -> int:
+    """The engine seed of one cell: a function of the sweep seed, the replicate and optionally the setting."""
+    entropy = [int(sweep_seed), int(replicate)]
+    if params is not None:
+        entropy.append(int(stable_hash(params), 16))
+    return int(np.random.SeedSequence(entropy).generate_state(1, dtype=np.uint32)[0] % (2**31 - 1))
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One engine call of a sweep: a full parameter dict and its seed.
+
+    ``params`` holds every parameter of the tool's configuration, already
+    resolved and validated by the tool's adapter, including the seed and the
+    number of runs.
+    """
+
+    index: int             # position in the sweep (rows are ordered by it)
+    role: str              # "setting" or "reference"
+    setting: str           # human label of the overrides, e.g. "q=0.35, z=1"
+    overrides: dict        # what this setting changes with respect to the base
+    replicate: int
+    seed: int
+    runs: int
+    params: dict
+    key: str               # hash of tool + params: the identity used to resume
+
+    @property
+    def label(self) -> str:
+        suffix = f" (seed {self.replicate + 1})" if self.replicate else ""
+        return f"{self.setting}{suffix}"
+
+
+@dataclass(frozen=True)
+class SweepSpec:
+    """A sweep of one tool.
+
+    Parameters
+    ----------
+    tool
+        Adapter name (``fbo``, ``hype``, ``pogpucb``, ``toy``).
+    base
+        Fixed parameters shared by every cell (the tool's defaults fill the rest).
+    axes
+        ``((name, (v1, v2, ...)), ...)``: the varied parameters and their values.
+    combine
+        ``"grid"``: every combination of the axes' values; ``"one-at-a-time"``:
+        each axis varied alone with the others at their base values.
+    settings
+        Extra explicit settings (dicts of overrides) appended after the axes'.
+    references
+        Settings drawn as reference levels (e.g. non-private algorithms).
+    runs
+        Runs per cell (one table row each).
+    replicates
+        Seeds per setting (cells per setting).
+    seed
+        The sweep seed every cell seed is derived from.
+    paired_seeds
+        Give every setting the same seeds (common random numbers).
+    """
+
+    tool: str
+    base: Mapping[str, Any] = field(default_factory=dict)
+    axes: tuple = ()
+    combine: str = "grid"
+    settings: tuple = ()
+    references: tuple = ()
+    runs: int = 5
+    replicates: int = 1
+    seed: int = 0
+    paired_seeds: bool = True
+    label: str = ""
+
+    def __post_init__(self):
+        check_choice("combine", self.combine, COMBINE)
+        check_int("number of runs", self.runs, 1)
+        check_int("number of seeds per setting", self.replicates, 1)
+        check_int("seed", self.seed, 0)
+        # Normalise containers so specs built by hand, from JSON or from the CLI compare equal.
+        axes = []
+        for axis in self.axes:
+            try:
+                name, values = axis
+            except (TypeError, ValueError):
+                raise ConfigError(f"Each varied parameter needs a name and values, got {axis!r}.") from None
+            values = tuple(_plain(v) for v in (values if isinstance(values, (list, tuple)) else [values]))
+            if not values:
+                raise ConfigError(f"Give at least one value for {name}.", name)
+            if len(set(map(repr, values))) != len(values):
+                raise ConfigError(f"The values of {name} repeat: {', '.join(map(_format_value, values))}.", name)
+            axes.append((str(name), values))
+        names = [n for n, _ in axes]
+        if len(set(names)) != len(names):
+            raise ConfigError("A parameter is varied twice; give each parameter once.")
+        object.__setattr__(self, "axes", tuple(axes))
+        object.__setattr__(self, "base", {str(k): _plain(v) for k, v in dict(self.base).items()})
+        object.__setattr__(self, "settings", tuple(dict(s) for s in self.settings))
+        object.__setattr__(self, "references", tuple(dict(s) for s in self.references))
+
+    @property
+    def varied(self) -> list[str]:
+        """Names of the parameters the settings vary (axes first, then explicit settings' keys)."""
+        names = [n for n, _ in self.axes]
+        for overrides in self.settings:
+            names += [k for k in overrides if k not in names]
+        return names
+
+    def overrides(self) -> list[tuple[str, dict]]:
+        """``(role, overrides)`` for every distinct setting, in sweep order."""
+        out: list[tuple[str, dict]] = []
+        if self.axes and self.combine == "grid":
+            names = [n for n, _ in self.axes]
+            for combo in itertools.product(*(values for _, values in self.axes)):
+                out.append(("setting", dict(zip(names, combo))))
+        elif self.axes:
+            # One at a time: the other axes stay at their base value (the tool's
+            # default when the base does not set one).
+            from engine.sweep.adapters import get_adapter
+
+            defaults = get_adapter(self.tool).defaults()
+            anchor = {n: self.base.get(n, defaults.get(n, values[0])) for n, values in self.axes}
+            for name, values in self.axes:
+                for value in values:
+                    out.append(("setting", dict(anchor, **{name: value})))
+        out += [("setting", dict(s)) for s in self.settings]
+        out += [("reference", dict(s)) for s in self.references]
+        if not out:
+            out.append(("setting", {}))
+        out = [(role, self._typed(overrides)) for role, overrides in out]
+        unique, seen = [], set()
+        for role, overrides in out:
+            key = (role, json.dumps(overrides, sort_keys=True, default=str))
+            if key not in seen:
+                seen.add(key)
+                unique.append((role, overrides))
+        return unique
+
+    def _typed(self, overrides: dict) -> dict:
+        """Overrides with the types of the tool's fields, so 1 and 1.0 are one setting."""
+        from engine.sweep.adapters import coerce, get_adapter
+
+        kinds = get_adapter(self.tool).fields()
+        return {k: coerce(v, kinds[k]) if k in kinds else v for k, v in overrides.items()}
+
+    def cells(self, resolve=None) -> list[Cell]:
+        """Every cell of the sweep, in a fixed order.
+
+        ``resolve(params) -> params`` fills and validates a tool's parameters
+        (the adapter's); it raises :class:`ConfigError` for a bad setting so
+        the whole sweep is refused before anything runs.
+        """
+        from engine.sweep.adapters import get_adapter
+
+        adapter = get_adapter(self.tool)
+        resolve = resolve or adapter.resolve
+        cells: list[Cell] = []
+        for role, overrides in self.overrides():
+            merged = dict(self.base, **overrides)
+            for replicate in range(self.replicates):
+                # The seed of a cell depends on what it is, never on when it runs.
+                setting_params = resolve(dict(merged, **{adapter.seed_field: 0}, **adapter.runs_params(self.runs)))
+                seed = derive_seed(self.seed, replicate, None if self.paired_seeds else setting_params)
+                params = resolve(dict(merged, **{adapter.seed_field: seed}, **adapter.runs_params(self.runs)))
+                key = stable_hash({"tool": self.tool, "params": params, "runs": self.runs})
+                cells.append(Cell(index=len(cells), role=role, setting=setting_label(overrides),
+                                  overrides=overrides, replicate=replicate, seed=seed, runs=self.runs,
+                                  params=params, key=key))
+        return cells
+
+    def to_dict(self) -> dict:
+        return {"tool": self.tool, "base": dict(self.base), "axes": [[n, list(v)] for n, v in self.axes],
+                "combine": self.combine, "settings": [dict(s) for s in self.settings],
+                "references": [dict(s) for s in self.references], "runs": self.runs,
+                "replicates": self.replicates, "seed": self.seed, "paired_seeds": self.paired_seeds,
+                "label": self.label}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> "SweepSpec":
+        data = dict(data)
+        data["axes"] = tuple((n, tuple(v)) for n, v in data.get("axes", ()))
+        data["settings"] = tuple(data.get("settings", ()))
+        data["references"] = tuple(data.get("references", ()))
+        return cls(**data)
+
+    def key(self) -> str:
+        """A hash of the whole sweep (e.g. to name its output in a cache folder)."""
+        return stable_hash(self.to_dict())
+
+
+def parse_value(text: str):
+    """A command-line value: int, float, true/false, none, else the string itself."""
+    text = text.strip()
+    low = text.lower()
+    if low in ("true", "false"):
+        return low == "true"
+    if low in ("none", "null"):
+        return None
+    try:
+        return int(text)
+    except ValueError:
+        pass
+    try:
+        value = float(text)
+    except ValueError:
+        return text
+    if math.isnan(value):
+        raise ConfigError(f"{text!r} is not a usable number.")
+    return value
+
+
+def parse_assignment(text: str, *, many: bool) -> tuple[str, Any]:
+    """``"name=value"`` (or ``"name=v1,v2,..."`` with ``many``) -> ``(name, value(s))``."""
+    name, sep, rest = text.partition("=")
+    name = name.strip()
+    if not sep or not name or not rest.strip():
+        form = "name=v1,v2,..." if many else "name=value"
+        raise ConfigError(f"Write {text!r} as {form}.")
+    if many:
+        values = [parse_value(v) for v in rest.split(",") if v.strip()]
+        if any(isinstance(v, float) for v in values):
+            values = [float(v) if isinstance(v, int) and not isinstance(v, bool) else v for v in values]
+        return name, tuple(values)
+    return name, parse_value(rest)
+
+
+def parse_setting(text: str) -> dict:
+    """``"algorithm=fts,fts_variant=concurrent"`` -> ``{"algorithm": "fts", "fts_variant": "concurrent"}``."""
+    out = {}
+    for part in text.split(","):
+        if part.strip():
+            name, value = parse_assignment(part, many=False)
+            out[name] = value
+    if not out:
+        raise ConfigError(f"Write the setting {text!r} as name=value,name=value.")
+    return out
+
+
+def parse_lines(text: str) -> dict:
+    """Fixed settings written one ``name = value`` per line (blank lines and ``#`` comments ignored)."""
+    out = {}
+    for line in text.replace(";", "\n").splitlines():
+        line = line.split("#", 1)[0].strip()
+        if line:
+            name, value = parse_assignment(line, many=False)
+            out[name] = value
+    return out
+
+
+def format_lines(values: Mapping[str, Any]) -> str:
+    """The inverse of :func:`parse_lines`."""
+    return "\n".join(f"{k} = {'none' if v is None else _format_value(v)}" for k, v in values.items())
+
+
+def format_values(values: Sequence) -> str:
+    return ", ".join(_format_value(v) for v in values)

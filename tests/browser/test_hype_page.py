@@ -1,0 +1,41 @@
+"""The DP-HYPE page in Chromium: run the defaults, see the vote histograms drawn, screenshot."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.browser.conftest import screenshot, wait_for_app
+
+pytestmark = pytest.mark.browser
+
+RUN_TIMEOUT_MS = 180_000
+# The noisy-vote histogram is drawn when its winner marker (a star with its label) is on the chart.
+WINNER_DRAWN = ("() => [...document.querySelectorAll(\"[data-testid='stPlotlyChart']\")]"
+                ".some(el => el.innerText.includes('winner #') && el.querySelectorAll('.bars path').length > 10)")
+CURVE_DRAWN = ("() => [...document.querySelectorAll(\"[data-testid='stPlotlyChart']\")]"
+               ".some(el => el.innerText.includes('Theorem V.1 lower bound'))")
+
+
+def grow_viewport(page) -> None:
+    """Streamlit scrolls inside its main block: grow the viewport to the content for a full screenshot."""
+    height = page.evaluate("() => Math.max(...['stMain', 'stAppViewContainer', 'stSidebarContent']"
+                           ".map(id => document.querySelector(`[data-testid='${id}']`)?.scrollHeight || 0))")
+    page.set_viewport_size({"width": 1400, "height": max(1000, min(int(height) + 40, 8000))})
+    page.wait_for_timeout(800)  # let Plotly resize
+
+
+def test_hype_page_runs_defaults_and_draws_vote_histograms(page, app_url):
+    page.goto(f"{app_url}/DP_HYPE")
+    wait_for_app(page)
+    page.get_by_role("heading", name="DP-HYPE: private hyperparameter voting").wait_for()
+    assert not page.evaluate(WINNER_DRAWN)
+
+    page.get_by_role("button", name="Run", exact=True).click()
+    page.wait_for_function(WINNER_DRAWN, timeout=RUN_TIMEOUT_MS)
+    page.wait_for_function(CURVE_DRAWN, timeout=RUN_TIMEOUT_MS)
+    wait_for_app(page, RUN_TIMEOUT_MS)
+    assert page.locator("[data-testid='stException']").count() == 0
+    assert page.get_by_text("good candidate chosen").count() >= 1
+    grow_viewport(page)
+    path = screenshot(page, "dp_hype")
+    assert path.stat().st_size > 50_000

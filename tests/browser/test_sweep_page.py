@@ -1,0 +1,45 @@
+"""The trade-off explorer in Chromium: run a small sweep and see its frontier drawn."""
+
+from __future__ import annotations
+
+from urllib.parse import parse_qs, urlencode, urlparse
+
+import pytest
+
+from tests.browser.conftest import screenshot, wait_for_app
+
+# A sweep that runs in a few seconds: q x z on 30 agents, 15 iterations, 3 runs, TS as the reference.
+TINY = "algorithm = dp-fts-de\ndataset = synthetic\nagents = 30\niterations = 15\nfeatures = 20\nn_init = 3"
+
+
+@pytest.mark.browser
+def test_a_small_sweep_draws_its_frontier(app_url, page):
+    query = urlencode({"base": TINY, "runs": 3, "executor": "local", "v1": "0.1, 0.25, 0.5", "v2": "1, 2"})
+    page.goto(f"{app_url}/Tradeoff_explorer?{query}")
+    wait_for_app(page)
+    page.get_by_role("button", name="Run sweep").click()
+    page.wait_for_selector("[data-testid='stPlotlyChart'] .legendtext >> text=Pareto-optimal settings",
+                           timeout=120_000)
+    wait_for_app(page)
+    frontier = page.locator("[data-testid='stPlotlyChart']").first
+    # Streamlit scrolls inside its own container, so show the results in a tall window.
+    page.set_viewport_size({"width": 1400, "height": 2100})
+    page.get_by_text("Privacy loss against utility").scroll_into_view_if_needed()
+    page.wait_for_timeout(300)
+    screenshot(page, "tradeoff_explorer")
+    # One marker per private setting on the series lines (6) plus the ringed Pareto points.
+    points = frontier.locator(".scatterlayer .trace .points path")
+    assert points.count() >= 6
+    legend = frontier.locator(".legendtext").all_text_contents()
+    assert any("TS" in text for text in legend) and any(text.startswith("z=") for text in legend)
+    assert page.locator("[data-testid='stPlotlyChart']").count() == 2      # frontier + heatmap
+    assert page.get_by_text("Download CSV").count() == 1
+    assert page.locator("a[href*='Federated_BO?']").count() == 1
+    # Clicking a point opens that setting: the link now names it and carries its q and z.
+    index = page.evaluate("() => document.querySelector('.js-plotly-plot').data.findIndex(t => t.name === 'z=2')")
+    frontier.locator(".scatterlayer .trace").nth(index).locator(".points path").nth(1).click(force=True)
+    link = page.locator("a[href*='Federated_BO?']", has_text="q=0.25, z=2")
+    link.wait_for(timeout=60_000)
+    query = parse_qs(urlparse(link.get_attribute("href")).query)
+    # The link lists only values that differ from the page's defaults (q = 0.25 is one).
+    assert query.get("q", ["0.25"]) == ["0.25"] and query["z"] == ["2"] and query["agents"] == ["30"]
