@@ -13,6 +13,7 @@ from typing import Sequence
 import numpy as np
 import plotly.graph_objects as go
 from plotly.colors import qualitative
+from ui.figure_style import note, rgba, style
 
 PALETTE = qualitative.Plotly + qualitative.D3
 BASELINE_COLOR = "#7f7f7f"
@@ -50,38 +51,6 @@ def assign_colors(lines: Sequence[Line]) -> list[Line]:
     return list(lines)
 
 
-def _rgba(color: str, alpha: float) -> str:
-    """``#rrggbb`` or ``rgb(r, g, b)`` with an alpha channel."""
-    if color.startswith("rgb"):
-        r, g, b = (int(float(v)) for v in color[color.index("(") + 1:color.index(")")].split(",")[:3])
-    else:
-        color = color.lstrip("#")
-        r, g, b = (int(color[i:i + 2], 16) for i in (0, 2, 4))
-    return f"rgba({r},{g},{b},{alpha})"
-
-
-LEGEND_ROW_PX = 22
-
-
-def _legend_rows(fig: go.Figure) -> int:
-    """Rows the horizontal legend may need; assumes two entries per row (the narrowest chart column)."""
-    entries = sum(1 for trace in fig.data if trace.showlegend is not False and trace.name)
-    return max(1, -(-entries // 2))
-
-
-def _layout(fig: go.Figure, *, title: str, x: str, y: str, height: int = 360, legend: bool = True) -> go.Figure:
-    """Common look. The legend sits at the bottom of the figure, below the x-axis title, and the
-    figure grows by one row per two entries so a long legend never covers the axis."""
-    rows = _legend_rows(fig) if legend else 0
-    fig.update_layout(title=dict(text=title, x=0.0, xanchor="left"), height=height + LEGEND_ROW_PX * rows,
-                      template="plotly_white", margin=dict(l=60, r=20, t=56, b=50 + LEGEND_ROW_PX * rows),
-                      showlegend=legend, hovermode="x unified",
-                      legend=dict(orientation="h", yref="container", yanchor="bottom", y=0.0, x=0.0))
-    fig.update_xaxes(title_text=x)
-    fig.update_yaxes(title_text=y)
-    return fig
-
-
 def _line_style(line: Line) -> dict:
     return dict(color=line.color or BASELINE_COLOR, width=2.5 if not line.baseline else 2,
                 dash="dash" if line.baseline else "solid")
@@ -91,8 +60,7 @@ def _line_style(line: Line) -> dict:
 
 
 def _empty_note(fig: go.Figure, text: str) -> None:
-    fig.add_annotation(text=text, showarrow=False, x=0.5, y=0.5, xref="paper", yref="paper",
-                       font=dict(size=14, color="#666"))
+    note(fig, text)
     fig.update_xaxes(showticklabels=False)
     fig.update_yaxes(showticklabels=False)
 
@@ -113,14 +81,15 @@ def convergence_figure(lines: Sequence[Line], *, metric_label: str = "simple reg
             low = np.maximum(y - err, 1e-12) if log_y else y - err
             fig.add_trace(go.Scatter(
                 x=np.concatenate([x, x[::-1]]), y=np.concatenate([y + err, low[::-1]]), fill="toself",
-                fillcolor=_rgba(line.color, 0.15), line=dict(width=0), hoverinfo="skip", showlegend=False,
+                fillcolor=rgba(line.color, 0.15), line=dict(width=0), hoverinfo="skip", showlegend=False,
                 legendgroup=line.label))
         # A single point (the first live update) has no line to draw, so show it as a marker.
         fig.add_trace(go.Scatter(x=x, y=y, mode="lines" if x.size > 1 else "markers", name=line.label,
                                  line=_line_style(line), marker=dict(color=line.color, size=8),
                                  legendgroup=line.label, hovertemplate="%{y:.4f}"))
-    _layout(fig, title=f"Convergence: mean {metric_label} (± standard error) over agents and runs",
-            x="iteration t", y=f"{metric_label} (lower is better)")
+    style(fig, hovermode="x unified",
+          title=f"Convergence: mean {metric_label} (± standard error) over agents and runs",
+          x="iteration t", y=f"{metric_label} (lower is better)")
     if not lines:
         _empty_note(fig, empty_text)
     if log_y:
@@ -160,7 +129,8 @@ def privacy_figure(lines: Sequence[Line], *, budget: float | None = None, accoun
         fig.add_hline(y=budget, line=dict(color="#555", dash="dashdot", width=1.5),
                       annotation_text=f"budget ε* = {budget:g}", annotation_position="top left")
     title = "Privacy loss ε so far" + (f" · {accountant_label}" if accountant_label else "")
-    _layout(fig, title=title, x="iteration t", y="ε")
+    style(fig, hovermode="x unified",
+          title=title, x="iteration t", y="ε")
     fig.update_yaxes(rangemode="tozero")
     if not lines:
         _empty_note(fig, empty_text)
@@ -176,8 +146,9 @@ def clipped_figure(lines: Sequence[Line], *, S: float | None = None) -> go.Figur
         fig.add_trace(go.Scatter(x=line.x, y=100 * np.asarray(line.y, dtype=float), mode="lines+markers",
                                  name=line.label, line=_line_style(line), marker=dict(size=4),
                                  hovertemplate="%{y:.1f}%"))
-    _layout(fig, title="Clipped vectors" + (f" (S = {S:g})" if S is not None else ""),
-            x="iteration t", y="% of selected vectors clipped", height=320)
+    style(fig, hovermode="x unified",
+          title="Clipped vectors" + (f" (S = {S:g})" if S is not None else ""),
+          x="iteration t", y="% of selected vectors clipped", height=320)
     fig.update_yaxes(rangemode="tozero")
     return fig
 
@@ -193,7 +164,8 @@ def selected_figure(lines: Sequence[Line], *, expected: Sequence[tuple[str, floa
         color = next((line.color for line in lines if line.label == label), "#555")
         fig.add_hline(y=value, line=dict(color=color, dash="dot", width=1),
                       annotation_text=f"N q = {value:g}", annotation_position="bottom right")
-    _layout(fig, title="Agents selected by the server (mean over runs)", x="iteration t", y="agents", height=320)
+    style(fig, hovermode="x unified",
+          title="Agents selected by the server (mean over runs)", x="iteration t", y="agents", height=320)
     fig.update_yaxes(rangemode="tozero")
     return fig
 
@@ -227,8 +199,9 @@ def weights_figure(iterations: np.ndarray, weights: np.ndarray, assignment: np.n
     uniform = 100 * counts.mean() / counts.sum()
     fig.add_hline(y=uniform, line=dict(color="#555", dash="dot", width=1),
                   annotation_text=f"uniform weights ({uniform:.0f}%)", annotation_position="bottom right")
-    _layout(fig, title="Sub-region weights: share given to the sub-region's own explorers",
-            x="iteration t", y="% of the sub-region's weight", height=320)
+    style(fig, hovermode="x unified",
+          title="Sub-region weights: share given to the sub-region's own explorers",
+          x="iteration t", y="% of the sub-region's weight", height=320)
     fig.update_yaxes(range=[0, 105])
     return fig
 
@@ -250,8 +223,9 @@ def agent_heatmap(metric: np.ndarray, iterations: np.ndarray, *, metric_label: s
         z=z, x=iterations, y=[f"agent {a}" for a in agents], colorscale="Viridis", reversescale=True,
         colorbar=dict(title=f"log10 {metric_label}" if log_color else metric_label, thickness=14),
         customdata=metric, hovertemplate="%{y}, t = %{x}: %{customdata:.4f}<extra></extra>"))
-    _layout(fig, title=title or f"{metric_label.capitalize()} by agent and iteration (mean over runs)",
-            x="iteration t", y="agent", height=max(320, min(720, 12 * metric.shape[0] + 120)), legend=False)
+    style(fig, hovermode="x unified",
+          title=title or f"{metric_label.capitalize()} by agent and iteration (mean over runs)",
+          x="iteration t", y="agent", height=max(320, min(720, 12 * metric.shape[0] + 120)), legend=False)
     fig.update_yaxes(showticklabels=metric.shape[0] <= 40, autorange="reversed")
     fig.update_layout(hovermode="closest")
     return fig
@@ -298,8 +272,9 @@ def norms_figure(norms: np.ndarray, *, threshold: float, assignment: np.ndarray 
     fig.add_hline(y=threshold, line=dict(color=CLIPPED_COLOR, dash="dash", width=1.5),
                   annotation_text=f"clipping bound S/√P = {threshold:.2f}", annotation_position="top right",
                   annotation_bgcolor="rgba(255,255,255,0.85)")
-    _layout(fig, title=title or "Length of each agent's vector ω<sub>n</sub>", x="agent n", y="L2 norm ‖ω<sub>n</sub>‖",
-            height=360)
+    style(fig, hovermode="x unified",
+          title=title or "Length of each agent's vector ω<sub>n</sub>", x="agent n", y="L2 norm ‖ω<sub>n</sub>‖",
+          height=360)
     fig.update_layout(hovermode="closest", bargap=0.15)
     top = max(float(norms.max(initial=0.0)), threshold)
     fig.update_yaxes(range=[0, 1.15 * top])
@@ -316,8 +291,9 @@ def weights_bar_figure(weights: np.ndarray, selected: np.ndarray, q: float) -> g
         fig.add_trace(go.Bar(x=agents, y=weights[i, selected] / q, name=f"sub-region {i + 1}",
                              marker_color=REGION_COLORS[i % len(REGION_COLORS)],
                              hovertemplate=f"sub-region {i + 1}, agent %{{x}}: φ/q = %{{y:.4f}}<extra></extra>"))
-    _layout(fig, title="Weight φ<sub>n</sub><sup>(i)</sup>/q of each picked agent in each sub-region's sum", x="selected agent n",
-            y="φ / q", height=340)
+    style(fig, hovermode="x unified",
+          title="Weight φ<sub>n</sub><sup>(i)</sup>/q of each picked agent in each sub-region's sum", x="selected agent n",
+          y="φ / q", height=340)
     fig.update_layout(barmode="group", hovermode="closest")
     fig.update_xaxes(type="category")
     return fig
@@ -337,8 +313,9 @@ def signal_noise_figure(signal: np.ndarray, noise: np.ndarray, *, show_noise: bo
             fig.add_trace(go.Scatter(x=coords, y=signal[i] + noise[i], mode="markers",
                                      name=f"ω<sup>({i + 1})</sup> + noise",
                                      marker=dict(color=color, symbol="x", size=7, opacity=0.8)))
-    _layout(fig, title="Each sub-region's vector ω<sup>(i)</sup>, coordinate by coordinate" + (" (×: after noise)" if show_noise else ""),
-            x="random feature m", y="value", height=360)
+    style(fig, hovermode="x unified",
+          title="Each sub-region's vector ω<sup>(i)</sup>, coordinate by coordinate" + (" (×: after noise)" if show_noise else ""),
+          x="random feature m", y="value", height=360)
     fig.update_layout(hovermode="closest")
     return fig
 
@@ -359,7 +336,7 @@ def functions_figure(x: np.ndarray, clean: np.ndarray, noisy: np.ndarray | None,
     piecewise = np.full(x.shape, np.nan)
     for i, (lo, hi) in enumerate(bounds):
         color = REGION_COLORS[i % len(REGION_COLORS)]
-        fig.add_vrect(x0=lo, x1=hi, fillcolor=_rgba(color, 0.12), line_width=0, layer="below")
+        fig.add_vrect(x0=lo, x1=hi, fillcolor=rgba(color, 0.12), line_width=0, layer="below")
         inside = (x >= lo) & ((x < hi) if i < len(bounds) - 1 else (x <= hi))
         fig.add_trace(go.Scatter(x=x, y=clean[i], mode="lines", name=f"ω<sup>({i + 1})</sup> without noise",
                                  line=dict(color=color, width=1.5, dash="dot"), opacity=0.8))
@@ -374,8 +351,9 @@ def functions_figure(x: np.ndarray, clean: np.ndarray, noisy: np.ndarray | None,
                                  marker=dict(symbol="star", size=16, color="gold", line=dict(color="black", width=1)),
                                  hovertemplate="next query of an agent that follows the broadcast: x = %{x:.3f}"
                                                "<extra></extra>"))
-    _layout(fig, title="What the agents receive: f̃(x) = φ(x)<sup>T</sup> ω<sup>(i[x])</sup> over the domain",
-            x="x", y="f̃(x)", height=440)
+    style(fig, hovermode="x unified",
+          title="What the agents receive: f̃(x) = φ(x)<sup>T</sup> ω<sup>(i[x])</sup> over the domain",
+          x="x", y="f̃(x)", height=440)
     if truth is not None:
         fig.add_trace(go.Scatter(x=x, y=truth, mode="lines", name="objective, mean over agents (right axis)",
                                  line=dict(color="black", width=1), yaxis="y2", opacity=0.7))

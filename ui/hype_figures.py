@@ -14,6 +14,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.colors import qualitative
 from plotly.subplots import make_subplots
+from ui.figure_style import note, style
 
 GOOD_COLOR = "#2ca02c"
 BAD_COLOR = "#9aa3ad"
@@ -23,20 +24,6 @@ BOUND_COLOR = "#ff7f0e"
 OPT_COLOR = "#2ca02c"
 RANDGUESS_COLOR = "#7f7f7f"
 K_PALETTE = qualitative.Plotly
-
-
-def _layout(fig: go.Figure, *, title: str, x: str, y: str, height: int = 360, legend: bool = True) -> go.Figure:
-    fig.update_layout(title=dict(text=title, x=0.0, xanchor="left"), height=height, template="plotly_white",
-                      margin=dict(l=60, r=20, t=56, b=90), showlegend=legend, bargap=0.15,
-                      legend=dict(orientation="h", yanchor="top", y=-0.26, x=0.0))
-    fig.update_xaxes(title_text=x)
-    fig.update_yaxes(title_text=y)
-    return fig
-
-
-def _note(fig: go.Figure, text: str) -> None:
-    fig.add_annotation(text=text, showarrow=False, x=0.5, y=0.5, xref="paper", yref="paper",
-                       font=dict(size=14, color="#666"))
 
 
 def _hover_names(p: int, labels: Sequence[str] | None) -> list[str]:
@@ -62,10 +49,10 @@ def clean_votes_figure(clean_votes: np.ndarray | None, good: np.ndarray | None, 
     """How many clients put each candidate in their top k; good and bad candidates coloured apart."""
     fig = go.Figure()
     if clean_votes is None:
-        _note(fig, "Press Run: each client's top-k votes<br>are counted here.")
-        return _layout(fig, title=title, x="candidate", y="votes", legend=False)
+        note(fig, "Press Run: each client's top-k votes<br>are counted here.")
+        return style(fig, title=title, x="candidate", y="votes", legend=False)
     _split_bars(fig, clean_votes, good, labels, "votes")
-    return _layout(fig, title=title, x="candidate", y="votes")
+    return style(fig, title=title, x="candidate", y="votes")
 
 
 def noisy_votes_figure(noisy_votes: np.ndarray | None, good: np.ndarray | None, winner: int | None, *,
@@ -74,8 +61,8 @@ def noisy_votes_figure(noisy_votes: np.ndarray | None, good: np.ndarray | None, 
     """The secure sum of the noisy vote vectors, the argmax marked as the winner."""
     fig = go.Figure()
     if noisy_votes is None:
-        _note(fig, "The noisy sum the server receives<br>and its argmax appear here.")
-        return _layout(fig, title=title, x="candidate", y="noisy votes", legend=False)
+        note(fig, "The noisy sum the server receives<br>and its argmax appear here.")
+        return style(fig, title=title, x="candidate", y="noisy votes", legend=False)
     noisy = np.asarray(noisy_votes, dtype=float)
     _split_bars(fig, noisy, good, labels, "noisy votes")
     if winner is not None and 0 <= winner < noisy.size:
@@ -88,7 +75,7 @@ def noisy_votes_figure(noisy_votes: np.ndarray | None, good: np.ndarray | None, 
         fig.update_yaxes(range=[low - 0.05 * (high - low), high + 0.12 * (high - low)])
     if noise_std is not None:
         title += f", σ = {noise_std:.3g}"
-    return _layout(fig, title=title, x="candidate", y="noisy votes")
+    return style(fig, title=title, x="candidate", y="noisy votes")
 
 
 def winners_figure(winner_counts: np.ndarray | None, good: np.ndarray | None, repetitions: int = 0, *,
@@ -97,11 +84,11 @@ def winners_figure(winner_counts: np.ndarray | None, good: np.ndarray | None, re
     fig = go.Figure()
     title = "Winners over repeated votes"
     if winner_counts is None or repetitions == 0:
-        _note(fig, "Over repeated noisy votes, the winners<br>are counted here.")
-        return _layout(fig, title=title, x="candidate", y="times chosen", legend=False)
+        note(fig, "Over repeated noisy votes, the winners<br>are counted here.")
+        return style(fig, title=title, x="candidate", y="times chosen", legend=False)
     _split_bars(fig, winner_counts, good, labels, "wins")
     done = f"{repetitions:,}" + (f" of {total:,}" if total is not None and total != repetitions else "")
-    return _layout(fig, title=f"{title} ({done} repetitions)", x="candidate", y="times chosen")
+    return style(fig, title=f"{title} ({done} repetitions)", x="candidate", y="times chosen")
 
 
 def success_curve_figure(x: Sequence[float], success: Sequence[float], ci: np.ndarray | None,
@@ -127,7 +114,7 @@ def success_curve_figure(x: Sequence[float], success: Sequence[float], ci: np.nd
                              marker=dict(symbol="diamond"), hovertemplate="%{y:.3f}<extra>bound</extra>"))
     if mark is not None:
         fig.add_vline(x=mark, line=dict(color="#555", dash="dot", width=1))
-    fig = _layout(fig, title=title, x=x_label, y="P[good candidate]")
+    fig = style(fig, title=title, x=x_label, y="P[good candidate]")
     fig.update_yaxes(range=[-0.03, 1.03])
     if log_x:
         fig.update_xaxes(type="log", tickvals=x, ticktext=[f"{v:g}" for v in x])
@@ -160,7 +147,7 @@ def accuracy_figure(epsilons: Sequence[float], hype: np.ndarray, opt: float, ran
             fig.add_trace(go.Scatter(x=labels + labels[::-1], y=[band[1]] * len(labels) + [band[0]] * len(labels),
                                      fill="toself", fillcolor=color, opacity=0.12, line=dict(width=0),
                                      hoverinfo="skip", showlegend=False))
-    fig = _layout(fig, title=title, x="privacy budget ε", y="test accuracy")
+    fig = style(fig, title=title, x="privacy budget ε", y="test accuracy")
     fig.update_yaxes(range=[0, 1.02])
     return fig
 

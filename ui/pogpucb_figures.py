@@ -13,30 +13,11 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from ui.fbo_figures import BASELINE_COLOR, PALETTE, Line, assign_colors
+from ui.figure_style import note, rgba, style
 
 PRESERVE_COLOR = "#2ca02c"
 LIFT_COLOR = "#d62728"
 SIGMA_COLOR = "#1f1f1f"
-
-
-def _rgba(color: str, alpha: float) -> str:
-    color = color.lstrip("#")
-    r, g, b = (int(color[i:i + 2], 16) for i in (0, 2, 4))
-    return f"rgba({r},{g},{b},{alpha})"
-
-
-def _layout(fig: go.Figure, *, title: str, x: str, y: str, height: int = 380) -> go.Figure:
-    fig.update_layout(title=dict(text=title, x=0.0, xanchor="left"), height=height, template="plotly_white",
-                      margin=dict(l=60, r=20, t=56, b=50),
-                      legend=dict(orientation="h", yanchor="top", y=-0.22, x=0.0))
-    fig.update_xaxes(title_text=x)
-    fig.update_yaxes(title_text=y)
-    return fig
-
-
-def _note(fig: go.Figure, text: str) -> None:
-    fig.add_annotation(text=text, showarrow=False, x=0.5, y=0.5, xref="paper", yref="paper",
-                       font=dict(size=14, color="#666"))
 
 
 def regret_figure(lines: Sequence[Line], *, total_iterations: int | None = None, log_y: bool = False,
@@ -54,14 +35,14 @@ def regret_figure(lines: Sequence[Line], *, total_iterations: int | None = None,
             err = np.asarray(line.err, dtype=float)
             low = np.maximum(y - err, 1e-6) if log_y else y - err
             fig.add_trace(go.Scatter(x=np.concatenate([x, x[::-1]]), y=np.concatenate([y + err, low[::-1]]),
-                                     fill="toself", fillcolor=_rgba(color, 0.14), line=dict(width=0),
+                                     fill="toself", fillcolor=rgba(color, 0.14), line=dict(width=0),
                                      hoverinfo="skip", showlegend=False, legendgroup=line.label))
         fig.add_trace(go.Scatter(x=x, y=np.maximum(y, 1e-6) if log_y else y, mode="lines", name=line.label,
                                  legendgroup=line.label, hovertemplate="t = %{x}: %{y:.4f}<extra>%{fullData.name}"
                                                                        "</extra>",
                                  line=dict(color=color, width=2 if line.baseline else 2.5,
                                            dash="dash" if line.baseline else "solid")))
-    _layout(fig, title="Simple regret S_t: mean ± standard error over runs", x="iteration t",
+    style(fig, title="Simple regret S_t: mean ± standard error over runs", x="iteration t",
             y="simple regret (lower is better)", height=420)
     if log_y:
         fig.update_yaxes(type="log")
@@ -70,7 +51,7 @@ def regret_figure(lines: Sequence[Line], *, total_iterations: int | None = None,
     if total_iterations is not None:
         fig.update_xaxes(range=[1, total_iterations])
     if not lines:
-        _note(fig, empty_text)
+        note(fig, empty_text)
     return fig
 
 
@@ -97,7 +78,7 @@ def omega_figure(r_grid: np.ndarray, omegas: Sequence[tuple[str, np.ndarray]], s
         fig.add_trace(go.Scatter(x=rs, y=ws, mode="markers", name="chosen r (green: σ_min ≥ ω)",
                                  marker=dict(size=11, color=colors, line=dict(color="white", width=1.5)),
                                  text=labels, hovertemplate="%{text}: ω = %{y:.0f}<extra></extra>"))
-    _layout(fig, title="Threshold ω against r (Algorithm 1, line 5)", x="projection dimension r", y="ω",
+    style(fig, title="Threshold ω against r (Algorithm 1, line 5)", x="projection dimension r", y="ω",
             height=380)
     fig.update_yaxes(rangemode="tozero")
     return fig
@@ -130,10 +111,10 @@ def distortion_figure(samples: Sequence[tuple[str, np.ndarray]], *, bounds: Sequ
                           annotation_position="top right")
     fig.update_layout(barmode="overlay")
     pairs = max((np.size(v) for _, v in samples), default=0)
-    _layout(fig, title=f"Distance distortion over {pairs:,} random pairs",
+    style(fig, title=f"Distance distortion over {pairs:,} random pairs",
             x="|z − z'|² / |x − x'|²  (1 = distance preserved)", y="density", height=380)
     if not samples:
-        _note(fig, "Run to see the distortion.")
+        note(fig, "Run to see the distortion.")
     return fig
 
 

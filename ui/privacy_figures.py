@@ -8,20 +8,10 @@ import numpy as np
 import plotly.graph_objects as go
 
 from engine.privacy import ACCOUNTANT_LABELS
+from ui.figure_style import style
 
 ACCOUNTANT_COLORS = {"ma": "#d62728", "rdp": "#1f77b4", "pld": "#2ca02c"}
 ACCOUNTANT_DASH = {"ma": "solid", "rdp": "dash", "pld": "dot"}
-
-
-def _layout(fig: go.Figure, *, title: str, x: str, y: str, height: int = 400) -> go.Figure:
-    # The legend sits at the very bottom, below the x-axis title (one row for three accountants).
-    fig.update_layout(title=dict(text=title, x=0.0, xanchor="left"), height=height,
-                      margin=dict(l=60, r=30, t=60, b=80),
-                      legend=dict(orientation="h", yref="container", yanchor="bottom", y=0.0, x=0.0),
-                      hovermode="x unified", template="plotly_white")
-    fig.update_xaxes(title_text=x)
-    fig.update_yaxes(title_text=y, rangemode="tozero")
-    return fig
 
 
 def epsilon_vs_steps_figure(curves: Mapping[str, np.ndarray], *, delta: float, target: float | None = None,
@@ -55,5 +45,7 @@ def epsilon_vs_steps_figure(curves: Mapping[str, np.ndarray], *, delta: float, t
     if target is not None:
         fig.add_hline(y=target, line=dict(color="#555", dash="dashdot", width=1.5),
                       annotation_text=f"target ε = {target:g}", annotation_position="top left")
-    return _layout(fig, title=f"Privacy loss ε against the number of releases T (δ = {delta:.3g})",
-                   x="releases T (server iterations)", y="ε")
+    style(fig, hovermode="x unified", title=f"Privacy loss ε against the number of releases T (δ = {delta:.3g})",
+          x="releases T (server iterations)", y="ε")
+    fig.update_yaxes(rangemode="tozero")
+    return fig
