@@ -27,6 +27,7 @@ import streamlit as st
 from engine.fbo.config import (
     ALGORITHMS,
     DEFAULT_MAX_WORK,
+    FboConfig,
     FTS_VARIANTS,
     PT_SCHEDULES,
     WEIGHT_SCHEDULES,
@@ -372,7 +373,7 @@ def base_config_fields(values: Mapping[str, Any]) -> dict:
     return fields
 
 
-def build_variants(values: Mapping[str, Any]) -> list[tuple[str, "FboConfig"]]:
+def build_variants(values: Mapping[str, Any]) -> list[tuple[str, FboConfig]]:
     """The (label, FboConfig) of every line to compare; raises ConfigError naming the control.
 
     Each chosen algorithm runs once, or once per compared value of the varied

@@ -81,7 +81,6 @@ def train_local(weights: np.ndarray, x: np.ndarray, y: np.ndarray, mask: np.ndar
     w = np.array(weights, dtype=np.float32, copy=True)
     buf = np.zeros_like(w)
     step_buf = np.empty_like(w)
-    view_w = w.reshape(clients, dim, n_cand, classes)
     view_buf = buf.reshape(clients, dim, n_cand, classes)
     view_step = step_buf.reshape(clients, dim, n_cand, classes)
     lr = grid[:, 0].astype(np.float32)

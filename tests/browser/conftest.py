@@ -87,10 +87,22 @@ def page(browser):
 
 
 def screenshot(page, name: str) -> Path:
-    """Save a full-page screenshot under test-artifacts/screenshots/ and return its path."""
+    """Save a screenshot of the whole page under test-artifacts/screenshots/ and return its path.
+
+    Streamlit scrolls inside its main block, so a full-page shot alone shows only
+    the viewport: grow the viewport to the content first, then restore it.
+    """
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     path = ARTIFACTS / f"{name}.png"
+    height = page.evaluate(
+        "() => Math.max(...['stMain', 'stAppViewContainer', 'stSidebarContent', 'stSidebarUserContent']"
+        ".map(id => document.querySelector(`[data-testid='${id}']`)?.scrollHeight || 0))")
+    size = page.viewport_size
+    page.mouse.move(0, 0)  # no tooltip from the last click in the picture
+    page.set_viewport_size({"width": size["width"], "height": max(size["height"], min(int(height) + 40, 8000))})
+    page.wait_for_timeout(500)  # let Plotly resize its charts
     page.screenshot(path=str(path), full_page=True)
+    page.set_viewport_size(size)
     return path
 
 

@@ -40,20 +40,6 @@ def open_page(page, url: str) -> None:
     wait_for_app(page)
 
 
-def full_screenshot(page, name: str):
-    """Streamlit scrolls inside its main block, so grow the viewport to the content before the shot."""
-    height = page.evaluate(
-        "() => Math.max(...['stMain', 'stAppViewContainer', 'stSidebarContent', 'stSidebarUserContent']"
-        ".map(id => document.querySelector(`[data-testid='${id}']`)?.scrollHeight || 0))")
-    size = page.viewport_size
-    page.mouse.move(0, 0)  # no tooltip from the last click in the picture
-    page.set_viewport_size({"width": size["width"], "height": max(size["height"], min(int(height) + 40, 8000))})
-    page.wait_for_timeout(500)  # let Plotly resize its charts
-    path = screenshot(page, name)
-    page.set_viewport_size(size)
-    return path
-
-
 def test_landing_page_links_every_page(page, app_url):
     open_page(page, app_url)
     page.get_by_role("heading", name="DP-BO Explorer").wait_for()
@@ -61,7 +47,7 @@ def test_landing_page_links_every_page(page, app_url):
         page.locator("[data-testid='stPageLink']").filter(has_text=label).first.wait_for()
     wait_for_app(page)
     assert page.locator("[data-testid='stException']").count() == 0
-    full_screenshot(page, "landing")
+    screenshot(page, "landing")
 
 
 def test_federated_bo_run_draws_live_charts(page, app_url):
@@ -98,7 +84,7 @@ def test_federated_bo_run_draws_live_charts(page, app_url):
          "playwright_click_call_to_first_chart_seconds": round(first_chart_outside, 3), "status": status}, indent=2))
     print(f"\nRun click -> first live chart drawn in the browser: {first_chart:.3f} s "
           f"({first_chart_outside:.3f} s including Playwright's click; server: {status})")
-    full_screenshot(page, "federated_bo")
+    screenshot(page, "federated_bo")
     assert first_chart < 10.0
 
 
@@ -111,10 +97,10 @@ def test_teaching_view_steps(page, app_url):
         page.get_by_text(f"Step {step} of 6").first.wait_for()
         wait_for_app(page)
         if step == 3:
-            full_screenshot(page, "teaching_clipping")
+            screenshot(page, "teaching_clipping")
     page.locator(".gtitle", has_text="What the agents receive").first.wait_for()
     assert page.locator("[data-testid='stException']").count() == 0
-    full_screenshot(page, "teaching")
+    screenshot(page, "teaching")
 
 
 def test_privacy_accountant(page, app_url):
@@ -124,4 +110,4 @@ def test_privacy_accountant(page, app_url):
     page.get_by_text("5.93").first.wait_for()
     page.get_by_text("Why three numbers").first.wait_for()
     assert page.locator("[data-testid='stException']").count() == 0
-    full_screenshot(page, "accountant")
+    screenshot(page, "accountant")

@@ -16,14 +16,6 @@ CURVE_DRAWN = ("() => [...document.querySelectorAll(\"[data-testid='stPlotlyChar
                ".some(el => el.innerText.includes('Theorem V.1 lower bound'))")
 
 
-def grow_viewport(page) -> None:
-    """Streamlit scrolls inside its main block: grow the viewport to the content for a full screenshot."""
-    height = page.evaluate("() => Math.max(...['stMain', 'stAppViewContainer', 'stSidebarContent']"
-                           ".map(id => document.querySelector(`[data-testid='${id}']`)?.scrollHeight || 0))")
-    page.set_viewport_size({"width": 1400, "height": max(1000, min(int(height) + 40, 8000))})
-    page.wait_for_timeout(800)  # let Plotly resize
-
-
 def test_hype_page_runs_defaults_and_draws_vote_histograms(page, app_url):
     page.goto(f"{app_url}/DP_HYPE")
     wait_for_app(page)
@@ -36,6 +28,5 @@ def test_hype_page_runs_defaults_and_draws_vote_histograms(page, app_url):
     wait_for_app(page, RUN_TIMEOUT_MS)
     assert page.locator("[data-testid='stException']").count() == 0
     assert page.get_by_text("good candidate chosen").count() >= 1
-    grow_viewport(page)
     path = screenshot(page, "dp_hype")
     assert path.stat().st_size > 50_000

@@ -17,14 +17,6 @@ CURVES_DRAWN = ("() => [...document.querySelectorAll(\"[data-testid='stPlotlyCha
                 ".length >= 4)")
 
 
-def grow_viewport(page) -> None:
-    """Streamlit scrolls inside its main block: grow the viewport to the content for a full screenshot."""
-    height = page.evaluate("() => Math.max(...['stMain', 'stAppViewContainer', 'stSidebarContent']"
-                           ".map(id => document.querySelector(`[data-testid='${id}']`)?.scrollHeight || 0))")
-    page.set_viewport_size({"width": 1400, "height": max(1000, min(int(height) + 40, 8000))})
-    page.wait_for_timeout(600)  # let Plotly resize
-
-
 def test_pogpucb_page_runs_and_draws_regret_curves(page, app_url):
     page.goto(f"{app_url}/PO_GP_UCB?{SHORT}")
     wait_for_app(page)
@@ -40,6 +32,5 @@ def test_pogpucb_page_runs_and_draws_regret_curves(page, app_url):
     page.locator("[data-testid='stDataFrame']").first.wait_for(timeout=RUN_TIMEOUT_MS)
     wait_for_app(page, RUN_TIMEOUT_MS)
     assert page.locator("[data-testid='stException']").count() == 0
-    grow_viewport(page)
     path = screenshot(page, "po_gp_ucb")
     assert path.stat().st_size > 50_000
