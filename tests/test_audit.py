@@ -173,6 +173,11 @@ def test_the_secure_summation_path_is_audited_client_by_client(monkeypatch):
     assert broken.violation
 
 
+def test_a_lone_client_is_its_own_canary():
+    result = run_audit(VoteAudit(clients=1, candidates=10, trials=2_000, seed=0))
+    assert result.trials == 2_000 and not result.violation
+
+
 def test_from_hype_audits_the_runs_own_claim():
     audit = VoteAudit.from_hype(HypeConfig(epsilon=0.5, k=3, candidates=20, clients=40), trials=200)
     assert (audit.k, audit.candidates, audit.clients, audit.accountant) == (3, 20, 40, "rdp")
@@ -194,6 +199,7 @@ def test_same_seed_same_scores_and_progress_reaches_the_total():
     assert first.roc_fpr.shape == first.roc_tpr.shape and np.all(np.diff(first.roc_fpr) >= 0)
     histogram = first.histogram()
     assert histogram["counts_in"].sum() == histogram["counts_out"].sum() == 150_000
+    assert histogram["edges"][0] < first.threshold < histogram["edges"][-1]
 
 
 def test_cancel_stops_between_chunks():
@@ -224,6 +230,7 @@ def test_estimate_prices_the_array_work_before_running():
     (lambda: VoteAudit(k=6, candidates=10), "The canary moves its k votes to k other candidates, so k must be at "
                                             "most half the number of candidates (5), got 6."),
     (lambda: VoteAudit(epsilon=1.0, sigma=3.0), "Give either epsilon or sigma, not both."),
+    (lambda: VoteAudit(epsilon=None), "Give the noise as epsilon or as sigma."),
 ])
 def test_bad_settings_get_one_sentence(make, sentence):
     with pytest.raises(ConfigError) as err:

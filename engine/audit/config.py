@@ -135,7 +135,9 @@ class VoteAudit:
     mechanism = "hype-votes"
 
     def __post_init__(self):
-        if (self.epsilon is None) == (self.sigma is None):
+        if self.epsilon is None and self.sigma is None:
+            raise ConfigError("Give the noise as epsilon or as sigma.", "epsilon")
+        if self.epsilon is not None and self.sigma is not None:
             raise ConfigError("Give either epsilon or sigma, not both.", "sigma")
         if self.epsilon is not None:
             check_range("epsilon", self.epsilon, 0, MAX_EPSILON, low_open=True)

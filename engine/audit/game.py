@@ -31,7 +31,7 @@ def chunk_trials(elements_per_release: int, releases: int = 1) -> int:
     """Trials per chunk: one (trials x elements) array holds at most CHUNK_ELEMENTS numbers and a
     chunk touches at most CHUNK_WORK over all releases (so progress and cancel come often)."""
     elements = max(1, int(elements_per_release))
-    return int(max(64, min(CHUNK_ELEMENTS // elements, CHUNK_WORK // (elements * max(1, int(releases))))))
+    return int(max(1, min(CHUNK_ELEMENTS // elements, CHUNK_WORK // (elements * max(1, int(releases))))))
 
 
 def play(game, trials_per_world: int, seed: int, progress: Callable[[int, int], None] | None = None,

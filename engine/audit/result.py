@@ -94,13 +94,15 @@ class AuditResult:
     def histogram(self, bins: int = HISTOGRAM_BINS) -> dict:
         """Counts of both worlds' scores on shared bins over the central 99.9 % of all scores.
 
-        Scores outside the range are counted in the first or last bin, so the
+        The range always holds the threshold (the strongest tests sit in a far
+        tail); scores outside it are counted in the first or last bin, so the
         counts add up to the trials.
         """
         pooled = np.concatenate([self.scores_in, self.scores_out])
         low, high = np.quantile(pooled, [0.0005, 0.9995])
-        if not high > low:
-            low, high = float(pooled.min()) - 0.5, float(pooled.max()) + 0.5
+        low, high = min(low, self.threshold), max(high, self.threshold)
+        pad = 0.05 * (high - low) if high > low else 0.5
+        low, high = low - pad, high + pad
         edges = np.linspace(low, high, bins + 1)
 
         def counts(scores):

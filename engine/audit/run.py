@@ -14,11 +14,13 @@ from engine.audit.result import AuditResult
 from engine.audit.stats import CONFIDENCE, epsilon_lower_bound, gdp_lower_bound, roc_curve
 from engine.blas import single_threaded_blas
 
-# Measured by benchmarks/bench_audit.py on the 2-core development machine (see README):
-# array elements the mechanism touches per second, and the memory a chunk needs
-# beyond its largest array (the mechanism's temporaries) plus 3 float64 per trial
-# (the scores, their sorted halves).
-WORK_PER_SECOND = {"fbo-server": 1.0e8, "hype-votes": 1.5e8}
+# Measured on the 2-core development machine (benchmarks/bench_audit.py and the
+# README's audit section), rounded up: seconds per trial and release are
+# OVERHEAD + PER_ELEMENT x (elements the mechanism touches per trial and release);
+# a chunk needs a few arrays of its largest size (the mechanism's temporaries),
+# and every trial keeps 3 float64 (its score, the sorted halves).
+OVERHEAD_SECONDS = {"fbo-server": 1.0e-6, "hype-votes": 0.2e-6}
+PER_ELEMENT_SECONDS = {"fbo-server": 2.0e-8, "hype-votes": 1.8e-8}
 CHUNK_ARRAYS = 6
 BYTES_PER_TRIAL = 3 * 8
 
@@ -29,8 +31,8 @@ class AuditCost:
 
     ``work``: array elements the mechanism touches, trials x steps x agents x
     features for the server, trials x candidates (x clients for secure
-    summation) for the votes; ``peak_bytes`` and ``seconds`` are estimates
-    from it (constants measured by benchmarks/bench_audit.py).
+    summation) for the votes; ``peak_bytes`` (beyond the interpreter's
+    imports) and ``seconds`` are upper estimates from measured constants.
     """
 
     work: int
@@ -62,8 +64,9 @@ def estimate(config) -> AuditCost:
     chunk = chunk_trials(largest, repeats)
     work = int(config.trials) * largest * repeats
     peak = CHUNK_ARRAYS * min(chunk, config.trials) * largest * 8 + BYTES_PER_TRIAL * int(config.trials)
+    per_release = OVERHEAD_SECONDS[config.mechanism] + PER_ELEMENT_SECONDS[config.mechanism] * largest
     return AuditCost(work=work, chunk_trials=chunk, peak_bytes=int(peak),
-                     seconds=work / WORK_PER_SECOND[config.mechanism])
+                     seconds=int(config.trials) * repeats * per_release)
 
 
 def run_audit(config, *, progress: Callable[[int, int], None] | None = None,
