@@ -61,7 +61,8 @@ How tight the claim is for this canary
     late rounds of the adaptive schedule), about 1 / (sqrt(P) z) while adaptive
     weights concentrate on the own sub-region. ``epsilon_canary`` is the
     accountant's epsilon for the actual m_t, the most any audit of this game
-    can show.
+    can show (for Poisson sampling; for fixed-size sampling it inherits the
+    claim's reading of z, see :meth:`ServerGame.epsilon_canary`).
 """
 
 from __future__ import annotations
@@ -157,7 +158,9 @@ class ServerGame:
         events = []
         for shift, count in zip(shifts, counts):
             if self.replace_one:
-                # The multiplier is read against one agent's norm bound, as the claim reads z.
+                # Read as the claim reads z (against one agent's norm bound). The c / -c game
+                # moves the sum by twice that, which this reading under-charges at large q:
+                # at q = 1 the audit proves more than the claim (see the README's audit section).
                 one = dpa.SampledWithoutReplacementDpEvent(cfg.agents, fixed_sample_size(cfg.q, cfg.agents),
                                                            dpa.GaussianDpEvent(1.0 / shift))
             else:
