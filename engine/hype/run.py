@@ -20,7 +20,7 @@ from engine.hype.config import HypeConfig
 from engine.hype.setup import Setup, block_votes, make_setup
 from engine.hype.simulation import block_length, block_rng, blocks
 from engine.hype.utility import mean_interval, success_bound, vote_gap, wilson_interval
-from engine.hype.voting import noisy_argmax, per_client_std, secure_sum_votes, sensitivity, summed_noise
+from engine.hype.voting import noisy_argmax, noisy_vote_sum, per_client_std, secure_sum_votes, sensitivity
 
 DEFAULT_EVERY = 250
 
@@ -164,7 +164,7 @@ def vote_block(setup: Setup, result: HypeResult, index: int, start: int, size: i
         std = per_client_std(result.sigma, config.clients, config.xi)
         noisy = secure_sum_votes(client, reporting, std, rng)
     else:
-        noisy = votes + summed_noise(votes.shape, result.noise_std, rng)
+        noisy = noisy_vote_sum(votes, result.noise_std, rng)
     ties = rng.random(votes.shape)
     winners = noisy_argmax(noisy, result.noise_std, ties)
     good = setup.good_of(runs)

@@ -12,9 +12,10 @@ Two ways to obtain the noisy sum, equal in distribution:
 - :func:`secure_sum_votes` runs the protocol: each client's noisy vector is
   made inside :func:`client_step` and immediately added into the running sum
   (:class:`SecureSum`), never stored; only the total leaves.
-- :func:`summed_noise` draws the total noise at once from its exact law
-  N(0, survivors * per-client variance), which is what makes thousands of
-  repetitions cheap; tests check the two against each other.
+- :func:`noisy_vote_sum` adds the total noise (:func:`summed_noise`) at once,
+  drawn from its exact law N(0, survivors * per-client variance), which is
+  what makes thousands of repetitions cheap; tests check the two against
+  each other.
 """
 
 from __future__ import annotations
@@ -108,6 +109,16 @@ def summed_noise(shape, std, rng: np.random.Generator, dtype=np.float64) -> np.n
     """Noise on the sum drawn from its exact law N(0, std^2); ``std`` broadcasts over leading axes."""
     z = rng.standard_normal(shape, dtype=dtype)
     return z * np.asarray(std, dtype=dtype)
+
+
+def noisy_vote_sum(votes: np.ndarray, std, rng: np.random.Generator) -> np.ndarray:
+    """The noisy vote sum the server learns, with the summed noise drawn from its exact law.
+
+    ``votes`` (..., P) are the clean summed votes, ``std`` the standard deviation
+    of the noise on the sum. Equal in law to :func:`secure_sum_votes`; the
+    repeated votes and the privacy audit (:mod:`engine.audit`) both call it.
+    """
+    return votes + summed_noise(np.shape(votes), std, rng)
 
 
 def noisy_argmax(noisy: np.ndarray, std=None, tie_keys: np.ndarray | None = None) -> np.ndarray:

@@ -7,7 +7,9 @@ accountant) converts Renyi DP to (epsilon, delta)-DP with
 ``eps = RDP(a) + log((a - 1) / a) - (log delta + log a) / (a - 1)``, the
 conversion of Balle et al. (2020) that the DP-HYPE paper states as its
 Theorem II.1; ``ma`` is the classic ``RDP(a) + log(1 / delta) / (a - 1)`` at
-integer orders 2..63 (looser, and unable to reach very small epsilon).
+integer orders 2..63 (looser, and unable to reach very small epsilon); ``pld``
+is dp_accounting's privacy loss distribution accountant, the tight epsilon of
+the Gaussian mechanism (up to a pessimistic grid of 1e-3).
 """
 
 from __future__ import annotations
@@ -17,15 +19,22 @@ import math
 
 import dp_accounting as dpa
 from dp_accounting.mechanism_calibration import NoBracketIntervalFoundError
+from dp_accounting.pld import PLDAccountant
 from dp_accounting.rdp import RdpAccountant
 
-from engine.privacy.accountants import MomentsAccountant
+from engine.privacy.accountants import PLD_DISCRETISATION, MomentsAccountant
 from engine.validation import ConfigError, check_choice, check_positive, check_probability_open, check_range
 
-GAUSSIAN_ACCOUNTANTS = ("rdp", "ma")
+GAUSSIAN_ACCOUNTANTS = ("rdp", "ma", "pld")
+CALIBRATION_ACCOUNTANTS = ("rdp", "ma")
 
 
 def _accountant(name: str) -> dpa.PrivacyAccountant:
+    if name == "pld":
+        # dp_accounting's PLD reads a GaussianDpEvent's multiplier per record norm and
+        # doubles the sensitivity under REPLACE_ONE; ours is already the full
+        # sensitivity Delta, so the add-or-remove PLD is the one of this release.
+        return PLDAccountant(dpa.NeighboringRelation.ADD_OR_REMOVE_ONE, value_discretization_interval=PLD_DISCRETISATION)
     relation = dpa.NeighboringRelation.REPLACE_ONE
     if name == "ma":
         return MomentsAccountant(neighboring_relation=relation)
@@ -57,7 +66,8 @@ def gaussian_sigma(epsilon: float, delta: float, sensitivity: float = 1.0, accou
     epsilon = check_positive("epsilon", epsilon)
     delta = check_probability_open("delta", delta)
     sensitivity = check_positive("sensitivity", sensitivity)
-    check_choice("accountant", accountant, GAUSSIAN_ACCOUNTANTS)
+    # The calibration bracket starts at tiny multipliers, where a PLD grows too large to build.
+    check_choice("accountant", accountant, CALIBRATION_ACCOUNTANTS)
     return sensitivity * _noise_multiplier(epsilon, delta, accountant)
 
 

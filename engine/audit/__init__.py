@@ -1,0 +1,22 @@
+"""Empirical privacy audit: attack the engine's own mechanism code and bound the epsilon it really has.
+
+``engine.privacy`` says what epsilon a mechanism claims; this package plays a
+distinguishing game on neighbouring inputs against the same functions the
+simulations call (:func:`engine.fbo.server.aggregate_batch`, DP-HYPE's noisy
+vote sum) and turns the attack's true- and false-positive rates into a
+one-sided lower confidence bound on the epsilon an attacker can prove.
+Neither package re-implements the mechanism.
+
+    from engine.audit import ServerAudit, run_audit
+    result = run_audit(ServerAudit(q=0.25, z=1.0, trials=1_000_000))
+    result.epsilon_claimed, result.epsilon_lower, result.violation
+"""
+
+from engine.audit.config import MECHANISM_LABELS, MECHANISMS, ServerAudit, VoteAudit
+from engine.audit.game import AuditCancelled
+from engine.audit.result import AuditResult
+from engine.audit.run import AuditCost, estimate, run_audit
+from engine.audit.stats import CONFIDENCE, max_tpr
+
+__all__ = ["AuditCancelled", "AuditCost", "AuditResult", "CONFIDENCE", "MECHANISMS", "MECHANISM_LABELS",
+           "ServerAudit", "VoteAudit", "estimate", "max_tpr", "run_audit"]
