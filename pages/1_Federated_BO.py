@@ -131,12 +131,12 @@ with sb:
     c2.number_input("iterations T", key=key("iterations"), step=5,
                     help="BO iterations after the initial points; each one is a server release, so privacy loss "
                          "grows with T.")
-    slots.under("agents", "number of agents N", "number of agents", "iterations", "number of iterations T")
+    slots.under("agents", "iterations")
     c1, c2 = st.columns(2)
     c1.number_input("runs", key=key("runs"), step=1,
                     help="Independent repetitions; more runs give narrower error bands and a slower run.")
     c2.number_input("seed", key=key("seed"), step=1, help="Same seed, same results.")
-    slots.under("runs", "number of runs", "seed")
+    slots.under("runs", "seed")
     if fixed_agents:
         st.caption("This task has its own agents (one per landmine field).")
 
@@ -150,7 +150,7 @@ with sb:
     st.number_input("privacy budget ε*", key=key("budget"), step=0.5, format="%.2f",
                     disabled=st.session_state[key("budget_mode")] == "none",
                     help="The ε you are willing to spend in total; single digits are the usual guideline.")
-    slots.under("budget", "privacy budget epsilon*")
+    slots.under("budget")
     st.selectbox("accountant", ACCOUNTANTS, key=key("accountant"), format_func=ACCOUNTANT_LABELS.get,
                  help="How ε is computed; the mechanism is the same. The paper used the moments accountant; "
                       "RDP and PLD report smaller ε.")
@@ -174,7 +174,7 @@ with sb:
     c2.number_input("P (sub-regions)", key=key("P"), step=1,
                     help="Distributed exploration: agents start in one of P sub-regions. More sub-regions explore "
                          "faster but clip at S/√P. No effect on ε.")
-    slots.under("S", "P", "number of sub-regions P")
+    slots.under("S", "P")
     st.radio("subsampling", SAMPLING, key=key("sampling"), horizontal=True,
              format_func={"poisson": "Poisson (paper)", "fixed": "fixed size N·q"}.get,
              help="Poisson: each agent independently with probability q. Fixed: exactly round(Nq) agents (larger ε).")
@@ -184,17 +184,17 @@ with sb:
         st.number_input("random features M", key=key("features"), step=10,
                         help="Size of the vectors the agents send. Larger M: a better GP approximation but more "
                              "clipping and relatively more noise.")
-        slots.under("features", "number of random features M")
+        slots.under("features")
         st.selectbox("1 - p_t schedule", PT_SCHEDULES, key=key("pt_schedule"), format_func=PT_SCHEDULE_LABELS.get,
                      help="Probability of following the server's broadcast instead of the agent's own sample; "
                           "slower decay uses the others longer.")
         if st.session_state[key("pt_schedule")] == "constant":
             st.number_input("constant 1 - p_t", key=key("pt_constant"), step=0.1,
                             help="Share of iterations in which an agent follows the broadcast.")
-        slots.under("pt_constant", "constant 1 - p_t")
+        slots.under("pt_constant")
         st.number_input("initial points per agent", key=key("n_init"), step=1,
                         help="Random queries before BO starts (from the agent's sub-region under DE).")
-        slots.under("n_init", "number of initial points")
+        slots.under("n_init")
         st.selectbox("sub-region weights", WEIGHTS, key=key("weights"),
                      format_func={"adaptive": "adaptive softmax (paper)", "equal": "equal (ablation)",
                                   "fixed": "non-adaptive softmax (ablation)"}.get,
@@ -202,12 +202,12 @@ with sb:
         slots.under("weights")
         st.number_input("weight a", key=key("weight_a"), step=1.0,
                         help="How strongly a sub-region favours its own explorers early on (paper: 15).")
-        slots.under("weight_a", "weight parameter a")
+        slots.under("weight_a")
         st.selectbox("temperature schedule", WEIGHT_SCHEDULES, key=key("weight_schedule"),
                      format_func={"synthetic": "synthetic (App. B.1)", "real": "real-world (App. B.2)"}.get,
                      help="When the sub-region weights become uniform (paper App. B): after 10 iterations "
                           "(synthetic) or 40 (real-world).")
-        slots.under("weight_schedule", "weight schedule")
+        slots.under("weight_schedule")
         st.checkbox("local exploration at initialisation", key=key("local_exploration"),
                     help="Off: initial points come from the whole domain (ablation of paper Fig. 5).")
         st.selectbox("FTS variant", FTS_VARIANTS, key=key("fts_variant"),
@@ -216,10 +216,10 @@ with sb:
         st.number_input("heterogeneity α", key=key("alpha"), step=0.1, placeholder="task default",
                         help="Synthetic: how different the agents' functions are (0 = the paper's homogeneous "
                              "setting). Real tasks: Dirichlet split. Empty: the task's default.")
-        slots.under("alpha", "heterogeneity alpha")
+        slots.under("alpha")
         st.number_input("objective seed", key=key("objective_seed"), step=1,
                         help="Fixes the task itself (the GP draw, the data split), not the runs.")
-        slots.under("objective_seed", "objective seed")
+        slots.under("objective_seed")
         st.radio("domain", ("table", "continuous"), key=key("domain"), horizontal=True,
                  help="Table: the task's fixed candidate set (fast, cached). Continuous: any point of the box, "
                       "1000 fresh candidates per iteration (real tasks then train a model per query: slow).")
@@ -230,7 +230,7 @@ with sb:
         slots.under("lengthscale")
         st.number_input("noise variance λ", key=key("noise_var"), format="%.2e", step=1e-3, placeholder="task default",
                         help="Observation noise the agents' GP assumes; larger smooths more. Empty: the task's.")
-        slots.under("noise_var", "noise variance")
+        slots.under("noise_var")
     st.caption(f"Size limit of this server: {max_work():,} agent-iterations per press of Run "
                "(agents × iterations × runs, summed over the lines).")
 

@@ -66,13 +66,13 @@ with st.sidebar:
                "server's work.")
     st.number_input("agents N", key=PREFIX + "agents", step=10,
                     help="More agents: each one weighs less, so less noise is needed per agent.")
-    slots.under("agents", "number of agents N")
+    slots.under("agents")
     st.number_input("sub-regions P", key=PREFIX + "P", step=1,
                     help="The domain [0, 1] is cut into P intervals, one vector per interval.")
-    slots.under("P", "number of sub-regions P")
+    slots.under("P")
     st.number_input("iteration t", key=PREFIX + "t", step=1,
                     help="Which server round to open (weights are uniform from t = 10 on).")
-    slots.under("t", "number of iterations T", "iteration t")
+    slots.under("t", "iterations")
     st.number_input("q (sampling)", key=PREFIX + "q", step=0.05, format="%.2f",
                     help="Probability that an agent is picked this round.")
     slots.under("q")
@@ -94,7 +94,7 @@ if ignored:
     st.warning(f"Ignored link parameter(s) that did not fit: {', '.join(ignored)}.")
 
 try:
-    check_int("iteration t", values["t"], 1, 40)
+    check_int("t", values["t"], 1, 40, name="iteration t")
     with st.spinner("Running a few iterations..."):
         rnd = server_round(int(values["agents"]), int(values["P"]), int(values["t"]), float(values["q"]),
                            float(values["z"]), float(values["S"]), int(values["seed"]))

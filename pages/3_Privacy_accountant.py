@@ -78,7 +78,7 @@ with cols[1]:
 with cols[2]:
     st.number_input("releases T", key=PREFIX + "steps", step=5,
                     help="Number of server iterations that release a vector. Privacy loss grows with T.")
-    slots.under("number of iterations", "steps")
+    slots.under("steps")
 with cols[3]:
     st.radio("failure probability δ", ("paper", "manual"), key=PREFIX + "delta_mode", horizontal=True,
              format_func={"paper": "δ = 1/N^1.1 (paper)", "manual": "enter δ"}.get,
@@ -87,7 +87,7 @@ with cols[3]:
     if st.session_state[PREFIX + "delta_mode"] == "paper":
         st.number_input("number of agents N", key=PREFIX + "agents", step=10,
                         help="Only sets δ = 1/N^1.1 (and the subset size for fixed-size sampling).")
-        slots.under("number of agents", "agents")
+        slots.under("agents")
         agents_now = st.session_state[PREFIX + "agents"]
         if isinstance(agents_now, int) and agents_now >= 1:
             st.caption(f"δ = {default_delta(agents_now):.3g}")
@@ -114,10 +114,10 @@ def resolve(values: dict) -> dict:
     """Validate the controls; raises ConfigError naming the control."""
     q = check_range("q", values["q"], 0, 1, low_open=True)
     z = check_positive("z", values["z"])
-    steps = check_int("number of iterations", values["steps"], 1, 100_000)
+    steps = check_int("steps", values["steps"], 1, 100_000, name="number of iterations")
     agents = None
     if values["delta_mode"] == "paper" or values["sampling"] == "fixed":
-        agents = check_int("number of agents", values["agents"], 1)
+        agents = check_int("agents", values["agents"], 1, name="number of agents")
     delta = default_delta(agents) if values["delta_mode"] == "paper" else values["delta"]
     delta = check_probability_open("delta", delta)
     return dict(q=q, z=z, steps=steps, delta=delta, sampling=values["sampling"],
@@ -200,7 +200,7 @@ with st.form("acc_inverse"):
 
 if submitted:
     try:
-        target = check_positive("target epsilon", target)
+        target = check_positive("target_epsilon", target, name="target epsilon")
     except ConfigError as err:
         target_slot.error(str(err), icon=":material/error:")
     else:

@@ -168,16 +168,16 @@ with st.sidebar:
     st.number_input("clients n", key=key("clients"), step=50,
                     help="More clients: larger vote gaps between good and bad candidates, while the noise on the "
                          "sum stays the same.")
-    slots.under("clients", "number of clients n")
+    slots.under("clients")
     if st.session_state[key("mode")] == "simulation":
         c1, c2 = st.columns(2)
         with c1:
             st.number_input("candidates p", key=key("candidates"), step=10, help="Hyperparameter candidates.")
-            slots.under("number of candidates p", "candidates")
+            slots.under("candidates")
         with c2:
             st.number_input("good |H_good|", key=key("good"), step=1,
                             help="How many candidates are good (local loss around 0 instead of 1).")
-            slots.under("good", "number of good candidates")
+            slots.under("good")
         st.number_input("σ_loss", key=key("sigma_loss"), step=0.05, format="%.2f",
                         help="Spread of the local losses. Large σ_loss: good and bad overlap, so clients disagree.")
         slots.under("sigma_loss")
@@ -186,18 +186,18 @@ with st.sidebar:
                      format_func=lambda name: HYPE_DATASETS[name][1],
                      help="Bundled with scikit-learn (no download). 80 % of it is split among the clients, 20 % "
                           "is the test set of OPT, RANDGUESS and DP-HYPE's choice.")
-        slots.under("data set", "dataset")
+        slots.under("dataset")
         st.radio("split", SPLITS, key=key("split"), horizontal=True,
                  format_func={"iid": "iid (equal shares)", "dirichlet": "non-iid (Dirichlet)"}.get,
                  help="Non-iid: each class is divided among the clients in Dirichlet(α) proportions.")
         if st.session_state[key("split")] == "dirichlet":
             st.number_input("Dirichlet α", key=key("alpha"), step=0.5, format="%.2f",
                             help="Smaller α: more skewed label mixes and client sizes (paper: 30, 5, 0.5).")
-            slots.under("Dirichlet alpha", "alpha")
+            slots.under("alpha")
         st.number_input("runs (independent splits)", key=key("runs"), step=1,
                         help="Each run splits and trains anew (seed, seed + 1, ...); confidence intervals are over "
                              "runs. The first time, each run trains 100 candidates on every client (seconds).")
-        slots.under("number of runs", "runs")
+        slots.under("runs")
 
     st.subheader("Dropouts")
     c1, c2 = st.columns(2)
@@ -205,12 +205,12 @@ with st.sidebar:
         st.number_input("tolerance ξ", key=key("xi"), step=0.05, format="%.2f",
                         help="Clients scale their noise so that up to ξ·n of them may drop out and the sum still has "
                              "the calibrated noise (paper App. A).")
-        slots.under("dropout tolerance xi", "xi")
+        slots.under("xi")
     with c2:
         st.number_input("actual dropouts", key=key("dropout"), step=0.05, format="%.2f",
                         help="Fraction of clients that really drop out of every vote. Above ξ the sum has less "
                              "noise than calibrated: ε grows.")
-        slots.under("dropout fraction", "dropout")
+        slots.under("dropout")
 
     st.subheader("Repetitions")
     c1, c2 = st.columns(2)
@@ -218,7 +218,7 @@ with st.sidebar:
         st.number_input("repetitions", key=key("repetitions"), step=500,
                         help="Independent votes (fresh noise; in simulation also fresh losses). The histograms "
                              "update while they run.")
-        slots.under("number of repetitions", "repetitions")
+        slots.under("repetitions")
     with c2:
         st.number_input("seed", key=key("seed"), step=1, help="Same seed, same results.")
         slots.under("seed")

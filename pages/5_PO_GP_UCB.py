@@ -123,7 +123,7 @@ with st.sidebar:
     if st.session_state[key("eps_mode")] == "log":
         st.number_input("log ε", key=key("log_epsilon"), step=0.1, format="%.2f",
                         help="The paper reports ε as exp(1.1), exp(1.3), ... Larger ε: weaker privacy, smaller ω.")
-        slots.under("log epsilon")
+        slots.under("log_epsilon")
     else:
         st.number_input("ε", key=key("epsilon"), step=0.5, format="%.4f",
                         help="Privacy loss ε > 0. Larger ε: weaker privacy, smaller ω.")
@@ -167,7 +167,7 @@ mirror_to_query(values, PARAMS)
 
 def epsilon_of(value: float, mode: str) -> float:
     if mode == "log":
-        return math.exp(check_range("log epsilon", value, -20, 20))
+        return math.exp(check_range("log_epsilon", value, -20, 20, name="log epsilon"))
     return value
 
 

@@ -242,12 +242,12 @@ with build_tab:
         r1.number_input("runs per setting", key=key("runs"), min_value=1, step=1,
                         help="Independent runs (one table row each); error bars are standard errors over them.")
         with r1:
-            slots.under("runs", "number of runs")
+            slots.under("runs")
         r2.number_input("seeds per setting", key=key("seeds"), min_value=1, step=1,
                         help="Cells per setting, each with its own seed and all its runs; more cells spread better "
                              "over workers.")
         with r2:
-            slots.under("number of seeds per setting")
+            slots.under("replicates")
         r3.number_input("sweep seed", key=key("seed"), min_value=0, step=1,
                         help="Every cell's seed derives from it: the same seed gives the same table, whichever "
                              "executor runs it.")
@@ -263,7 +263,7 @@ with build_tab:
             if st.session_state[key("executor")] != "local":
                 st.number_input("workers", key=key("workers"), min_value=1, max_value=64, step=1,
                                 help="Worker processes on this machine (joblib, or a local Dask cluster).")
-            slots.under("executor", "scheduler", "number of workers")
+            slots.under("executor", "scheduler", "workers")
 
 values = state_values(PARAMS, P_)
 mirror_to_query(values, PARAMS)

@@ -34,7 +34,7 @@ def add_arguments(parser) -> None:
 def config_from_args(args) -> PoConfig:
     defaults = TASK_DEFAULTS[args.dataset]
     if args.log_epsilon is not None:
-        epsilon = math.exp(check_range("log epsilon", args.log_epsilon, -20, 20))
+        epsilon = math.exp(check_range("log_epsilon", args.log_epsilon, -20, 20, name="log epsilon"))
     elif args.epsilon is not None:
         epsilon = args.epsilon
     else:

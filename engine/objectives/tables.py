@@ -83,7 +83,7 @@ def grid_candidates(dim: int, size: int) -> np.ndarray:
 
 
 def _grid(task: Task, grid: int | None) -> int:
-    return task.default_grid if grid is None else check_int("grid size", grid, 2, 500)
+    return task.default_grid if grid is None else check_int("grid", grid, 2, 500, name="grid size")
 
 
 def table_definition(task: Task, grid: int | None = None) -> dict:
@@ -235,7 +235,7 @@ def build_table(task: Task, grid: int | None = None, *, n_jobs: int | None = Non
             # Starting worker processes costs seconds (each imports scikit-learn): not worth it for small tables.
             small = len(missing) * len(candidates) < SMALL_BUILD
             n_jobs = 1 if small else (os.cpu_count() or 1)
-        jobs = min(len(missing), check_int("number of jobs", n_jobs, 1))
+        jobs = min(len(missing), check_int("jobs", n_jobs, 1, name="number of jobs"))
         if jobs <= 1:
             results = (_score_agent(task, agent, candidates) for agent in missing)
         else:

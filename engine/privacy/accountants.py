@@ -104,14 +104,14 @@ def subsampled_gaussian_event(q: float, z: float, steps: int = 1, *, sampling: s
     """
     q = check_range("q", q, 0, 1, low_open=True)
     z = check_positive("z", z)
-    steps = check_int("number of iterations", steps, 0)
+    steps = check_int("steps", steps, 0, name="number of iterations")
     check_choice("sampling", sampling, SAMPLING)
     if sampling == "poisson":
         one = dpa.PoissonSampledDpEvent(q, dpa.GaussianDpEvent(z))
     else:
         if n_agents is None:
             raise ConfigError("Fixed-size sampling needs the number of agents.", "agents")
-        n_agents = check_int("number of agents", n_agents, 1)
+        n_agents = check_int("agents", n_agents, 1, name="number of agents")
         one = dpa.SampledWithoutReplacementDpEvent(n_agents, fixed_sample_size(q, n_agents),
                                                    dpa.GaussianDpEvent(z))
     return dpa.SelfComposedDpEvent(one, steps)
@@ -142,7 +142,7 @@ def epsilon_curve(q: float, z: float, steps: int, delta: float, accountant: str 
                   sampling: str = "poisson", n_agents: int | None = None) -> np.ndarray:
     """epsilon after 1, 2, ..., ``steps`` releases (array of length ``steps``)."""
     delta = check_probability_open("delta", delta)
-    steps = check_int("number of iterations", steps, 0)
+    steps = check_int("steps", steps, 0, name="number of iterations")
     if steps == 0:
         return np.zeros(0)
     one = subsampled_gaussian_event(q, z, 1, sampling=sampling, n_agents=n_agents).event
@@ -165,12 +165,12 @@ def epsilon_curve(q: float, z: float, steps: int, delta: float, accountant: str 
 
 def releases_within_budget(curve: np.ndarray, budget: float) -> int:
     """How many releases keep epsilon at or below ``budget`` (curve from epsilon_curve)."""
-    budget = check_positive("privacy budget epsilon*", budget)
+    budget = check_positive("budget", budget, name="privacy budget epsilon*")
     return int(np.searchsorted(np.asarray(curve), budget, side="right"))
 
 
 def _calibrate(make_event, target_epsilon, delta, accountant, sampling, *, discrete=False, bracket=None, tol=None):
-    target_epsilon = check_positive("target epsilon", target_epsilon)
+    target_epsilon = check_positive("target_epsilon", target_epsilon, name="target epsilon")
     delta = check_probability_open("delta", delta)
     make_accountant(accountant, sampling)  # validates the combination up front
     try:
@@ -188,7 +188,7 @@ def calibrate_z(target_epsilon: float, q: float, steps: int, delta: float, accou
                 sampling: str = "poisson", n_agents: int | None = None) -> float:
     """The smallest noise multiplier z whose epsilon after ``steps`` releases is <= target."""
     check_range("q", q, 0, 1, low_open=True)
-    check_int("number of iterations", steps, 1)
+    check_int("steps", steps, 1, name="number of iterations")
 
     def make_event(z):
         return subsampled_gaussian_event(q, z, steps, sampling=sampling, n_agents=n_agents)
@@ -208,7 +208,7 @@ def calibrate_q(target_epsilon: float, z: float, steps: int, delta: float, accou
                 sampling: str = "poisson", n_agents: int | None = None) -> float:
     """The largest sampling probability q whose epsilon after ``steps`` releases is <= target."""
     check_positive("z", z)
-    check_int("number of iterations", steps, 1)
+    check_int("steps", steps, 1, name="number of iterations")
     if epsilon(1.0, z, steps, delta, accountant, sampling=sampling, n_agents=n_agents) <= target_epsilon:
         return 1.0
     # Epsilon grows with q, so calibrate on 1 - q (dp_accounting searches for a
@@ -225,7 +225,7 @@ def calibrate_steps(target_epsilon: float, q: float, z: float, delta: float, acc
     """The largest number of releases whose epsilon is <= target (0 if even one exceeds it)."""
     check_range("q", q, 0, 1, low_open=True)
     check_positive("z", z)
-    check_positive("target epsilon", target_epsilon)
+    check_positive("target_epsilon", target_epsilon, name="target epsilon")
     if epsilon(q, z, 1, delta, accountant, sampling=sampling, n_agents=n_agents) > target_epsilon:
         return 0
     if epsilon(q, z, max_steps, delta, accountant, sampling=sampling, n_agents=n_agents) <= target_epsilon:

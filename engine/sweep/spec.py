@@ -134,8 +134,8 @@ class SweepSpec:
 
     def __post_init__(self):
         check_choice("combine", self.combine, COMBINE)
-        check_int("number of runs", self.runs, 1)
-        check_int("number of seeds per setting", self.replicates, 1)
+        check_int("runs", self.runs, 1, name="number of runs")
+        check_int("replicates", self.replicates, 1, name="number of seeds per setting")
         check_int("seed", self.seed, 0)
         # Normalise containers so specs built by hand, from JSON or from the CLI compare equal.
         axes = []
