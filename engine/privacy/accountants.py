@@ -27,7 +27,7 @@ import math
 import dp_accounting as dpa
 import numpy as np
 from dp_accounting.pld import PLDAccountant
-from dp_accounting.rdp import RdpAccountant
+from dp_accounting.rdp import RdpAccountant, compute_epsilon
 
 from engine.validation import ConfigError, check_choice, check_int, check_positive, check_probability_open, check_range
 
@@ -45,9 +45,43 @@ MA_ORDERS = tuple(range(2, 64))
 PLD_DISCRETISATION = 1e-3
 PLD_CURVE_DISCRETISATION = 1e-2
 
-# dp_accounting logs a warning for every fractional order its series misses;
-# the order is dropped from the minimum, which is safe, so keep the console quiet.
-logging.getLogger("absl").setLevel(logging.ERROR)
+
+class _OncePerSetting(logging.Filter):
+    """Let each of dp_accounting's warnings through once per template and first argument.
+
+    The RDP series warns "failed to converge ... excluding this order" for every
+    fractional order and every noise level a calibration tries (hundreds of
+    lines for one question). A user of a privacy tool must see that it
+    happened, so nothing is silenced: the first warning of a kind (per sampling
+    rate q) is shown, with a note, and its exact repeats are dropped.
+    """
+
+    def __init__(self):
+        super().__init__()
+        self._seen: set = set()
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.levelno < logging.WARNING:
+            return True
+        args = record.args if isinstance(record.args, tuple) else ()
+        key = (str(record.msg), repr(args[:1]))
+        if key in self._seen:
+            return False
+        self._seen.add(key)
+        record.msg = f"{record.msg} (dp_accounting; further warnings of this kind are not repeated)"
+        return True
+
+
+logging.getLogger("absl").addFilter(_OncePerSetting())
+
+
+def moments_epsilon(orders, rdp, delta: float) -> tuple[float, float]:
+    """The classic RDP-to-DP conversion ``min_a RDP(a) + log(1/delta) / (a - 1)``: (epsilon, order)."""
+    orders = np.asarray(orders, dtype=float)
+    eps = np.asarray(rdp, dtype=float) + math.log(1.0 / delta) / (orders - 1.0)
+    eps = np.where(np.isnan(eps), np.inf, eps)
+    best = int(np.argmin(eps))
+    return max(0.0, float(eps[best])), float(orders[best])
 
 
 class MomentsAccountant(RdpAccountant):
@@ -61,14 +95,21 @@ class MomentsAccountant(RdpAccountant):
         super().__init__(orders=list(MA_ORDERS), neighboring_relation=neighboring_relation)
 
     def get_epsilon_and_optimal_order(self, target_delta: float):
-        orders = np.asarray(self.orders, dtype=float)
-        eps = np.asarray(self.rdp, dtype=float) + math.log(1.0 / target_delta) / (orders - 1.0)
-        eps = np.where(np.isnan(eps), np.inf, eps)
-        best = int(np.argmin(eps))
-        return max(0.0, float(eps[best])), float(orders[best])
+        return moments_epsilon(self.orders, self.rdp, target_delta)
 
     def get_epsilon(self, target_delta: float) -> float:
         return self.get_epsilon_and_optimal_order(target_delta)[0]
+
+
+def rdp_to_epsilon(accountant: RdpAccountant, rdp, delta: float) -> float:
+    """epsilon of the RDP vector ``rdp`` (at ``accountant.orders``) with the accountant's own conversion.
+
+    Both conversions are dp_accounting's public functions (or the classic one
+    above for the moments accountant), so a curve of many step counts needs
+    one RDP computation, not one per step.
+    """
+    convert = moments_epsilon if isinstance(accountant, MomentsAccountant) else compute_epsilon
+    return float(convert(accountant.orders, rdp, delta)[0])
 
 
 def default_delta(n_agents: int) -> float:
@@ -148,14 +189,10 @@ def epsilon_curve(q: float, z: float, steps: int, delta: float, accountant: str 
     one = subsampled_gaussian_event(q, z, 1, sampling=sampling, n_agents=n_agents).event
     acc = make_accountant(accountant, sampling, curve=True)
     if isinstance(acc, RdpAccountant):
-        # RDP composes additively: one step's RDP vector scaled by t gives step t.
+        # RDP composes additively: one step's RDP vector scaled by t is the RDP of t steps.
         acc.compose(one)
-        rdp_one = np.asarray(acc.rdp, dtype=float).copy()
-        out = np.empty(steps)
-        for t in range(1, steps + 1):
-            acc._rdp = rdp_one * t  # noqa: SLF001 - RDP is linear in the count
-            out[t - 1] = acc.get_epsilon(delta)
-        return out
+        rdp_one = np.asarray(acc.rdp, dtype=float)
+        return np.array([rdp_to_epsilon(acc, rdp_one * t, delta) for t in range(1, steps + 1)])
     out = np.empty(steps)
     for t in range(steps):
         acc.compose(one)
