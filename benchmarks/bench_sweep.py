@@ -55,7 +55,7 @@ def _prepare_table(spec) -> dict:
     from engine.sweep import get_adapter
 
     started = time.perf_counter()
-    get_adapter("fbo").prepare(spec.cells()[0].params)
+    get_adapter("fbo").prepare(spec.cells(get_adapter("fbo"))[0].params)
     return {"seconds": round(time.perf_counter() - started, 2)}
 
 

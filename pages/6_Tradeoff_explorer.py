@@ -27,7 +27,7 @@ from engine.sweep import (
     varied_parameters,
 )
 from engine.sweep.analysis import NOT_SETTINGS, is_full_grid, lower_is_better
-from engine.sweep.spec import format_lines, format_values, parse_assignment, parse_lines
+from engine.sweep.values import format_lines, format_values, parse_assignment, parse_lines
 from engine.validation import ConfigError
 from ui.common import (
     FBO_PAGE,
@@ -321,7 +321,7 @@ with build_tab:
     spec, cells = None, []
     try:
         spec = build_spec(values)
-        cells = spec.cells()
+        cells = spec.cells(get_adapter(spec.tool))
         check_size(spec, cells)
     except ConfigError as err:
         slots.show(err)

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from engine.cli import host_limits
 from engine.fbo import FboConfig, run_fbo
 from engine.fbo.config import ALGORITHMS, FTS_VARIANTS, PT_SCHEDULES, WEIGHT_SCHEDULES, WEIGHTS
+from engine.fbo.plan import resolve_agents
+from engine.limits import check, fbo_cost
 from engine.objectives import DATASETS
 from engine.privacy import ACCOUNTANTS, SAMPLING
 
@@ -69,4 +72,6 @@ def config_from_args(args) -> FboConfig:
 
 
 def run(args) -> dict:
-    return run_fbo(config_from_args(args)).to_json()
+    config = config_from_args(args)
+    check(fbo_cost(config, resolve_agents(config)), host_limits())
+    return run_fbo(config).to_json()

@@ -27,6 +27,7 @@ from engine.validation import ConfigError, check_int
 C_RANGE = (1e-4, 10.0)
 GAMMA_RANGE = (1e-2, 10.0)
 DEFAULT_GRID = 50  # 50 x 50 = 2,500 candidates
+DEFAULT_AGENTS = LANDMINE_FIELDS
 
 
 def split_fields(fields, seed: int) -> tuple[SplitData, ...]:
