@@ -87,3 +87,33 @@ def check_choice(field: str, value, choices: Iterable[str], *, name: str | None 
     if value not in choices:
         raise ConfigError(f"{name or field} must be one of {', '.join(choices)}, got {value!r}.", field)
     return value
+
+
+def parse_values(text: str, kind: type, name: str, *, field: str = "values", most: int = 6) -> list:
+    """Numbers a person typed to compare: ``'0.15, 0.25 0.5'`` -> ``[0.15, 0.25, 0.5]``.
+
+    Separators are commas, semicolons or spaces; repeats are dropped; ``kind``
+    int asks for whole numbers. Raises ConfigError (``field``) naming ``name``.
+    """
+    items = [item for item in str(text).replace(";", ",").replace(" ", ",").split(",") if item]
+    if not items:
+        raise ConfigError(f"Give the values of {name} to compare, separated by commas (e.g. 0.15, 0.25, 0.5).",
+                          field)
+    out = []
+    for item in items:
+        try:
+            number = float(item)
+        except ValueError:
+            number = math.nan
+        if not math.isfinite(number):
+            raise ConfigError(f"'{item}' is not a number; give the values of {name} separated by commas.",
+                              field) from None
+        if kind is int:
+            if number != int(number):
+                raise ConfigError(f"{name} takes whole numbers, got {item}.", field)
+            number = int(number)
+        if number not in out:
+            out.append(number)
+    if len(out) > most:
+        raise ConfigError(f"Compare at most {most} values of {name} at once, got {len(out)}.", field)
+    return out

@@ -5,25 +5,21 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from engine.privacy import ACCOUNTANT_LABELS, ACCOUNTANTS, SAMPLING, default_delta, fixed_sample_size
+from engine.privacy import ACCOUNTANT_LABELS, ACCOUNTANTS, SAMPLING, default_delta, fixed_sample_size, supports
 from engine.validation import ConfigError, check_int, check_positive, check_probability_open, check_range
-from ui.common import (
-    ErrorSlots,
-    Param,
+from ui.cached import (
     cached_calibrate_q,
     cached_calibrate_steps,
     cached_calibrate_z,
     cached_epsilon,
     cached_epsilon_curve,
-    init_state,
-    mirror_to_query,
-    set_state,
-    state_values,
 )
+from ui.errors import ErrorSlots
 from ui.privacy_figures import epsilon_vs_steps_figure
+from ui.routes import ACCOUNTANT
+from ui.state import Param, init_state, mirror_to_query, set_state, state_values
 
-st.set_page_config(page_title="Privacy accountant · DP-BO Explorer", page_icon=":material/shield_lock:",
-                   layout="wide")
+ACCOUNTANT.configure()
 
 PREFIX = "acc_"
 PARAMS = {
@@ -124,10 +120,6 @@ def resolve(values: dict) -> dict:
                 n_agents=agents if values["sampling"] == "fixed" else None)
 
 
-def supported(accountant: str, sampling: str) -> bool:
-    return not (accountant == "pld" and sampling == "fixed")
-
-
 try:
     setting = resolve(values)
 except ConfigError as err:
@@ -142,7 +134,7 @@ if setting["sampling"] == "fixed":
 with st.spinner("Accounting (PLD takes a second the first time)..."):
     eps, curves = {}, {}
     for acc in ACCOUNTANTS:
-        if supported(acc, setting["sampling"]):
+        if supports(acc, setting["sampling"]):
             curves[acc] = cached_epsilon_curve(setting["q"], setting["z"], setting["steps"], setting["delta"],
                                                acc, **common)
             # RDP composes exactly along the curve; PLD's curve uses a coarser grid, so its end point is redone.
@@ -207,7 +199,7 @@ if submitted:
         rows = []
         with st.spinner("Calibrating (a few seconds for RDP and PLD the first time)..."):
             for acc in chosen:
-                if not supported(acc, setting["sampling"]):
+                if not supports(acc, setting["sampling"]):
                     rows.append({"accountant": ACCOUNTANT_LABELS[acc], "answer": "n/a (no fixed-size sampling)"})
                     continue
                 try:

@@ -11,7 +11,7 @@ import dataclasses
 from dataclasses import dataclass
 
 from engine.objectives.registry import DATASETS
-from engine.privacy import ACCOUNTANTS, SAMPLING
+from engine.privacy import ACCOUNTANTS, SAMPLING, supports
 from engine.validation import (
     ConfigError,
     check_choice,
@@ -36,9 +36,6 @@ PT_SCHEDULE_LABELS = {"sqrt": "1 - p_t = 1/sqrt(t)", "linear": "1 - p_t = 1/t", 
 WEIGHTS = ("adaptive", "equal", "fixed")  # fixed = non-adaptive softmax (App. B.2.5, T_t = 1)
 WEIGHT_SCHEDULES = ("synthetic", "real")  # App. B: a_t decays over t=6..10, or constant 10 then over 30
 FTS_VARIANTS = ("target", "concurrent")
-
-DEFAULT_MAX_WORK = 200 * 60 * 10  # agents x iterations x runs a hosted run may ask for
-
 
 @dataclass(frozen=True)
 class FboConfig:
@@ -113,7 +110,7 @@ class FboConfig:
             check_positive("budget", self.budget, name="privacy budget epsilon*")
         if self.calibrate_z and self.budget is None:
             raise ConfigError("Calibrating z needs a privacy budget epsilon*.", "budget")
-        if self.is_private and self.sampling == "fixed" and self.accountant == "pld":
+        if self.is_private and not supports(self.accountant, self.sampling):
             raise ConfigError("The PLD accountant does not support fixed-size sampling; choose rdp or ma.",
                               "accountant")
 
@@ -148,11 +145,3 @@ class FboConfig:
             raise ConfigError(f"Unknown setting(s): {', '.join(unknown)}.")
         return cls(**data)
 
-
-def check_work_limit(config: FboConfig, n_agents: int, max_work: int = DEFAULT_MAX_WORK) -> None:
-    """Refuse runs larger than a hosted instance should accept (agents x iterations x runs)."""
-    work = n_agents * config.iterations * config.runs
-    if work > max_work:
-        raise ConfigError(
-            f"This run asks for {work:,} agent-iterations (agents x iterations x runs); "
-            f"the limit here is {max_work:,}. Lower the agents, iterations or runs.", "runs")

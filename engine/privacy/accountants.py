@@ -117,6 +117,11 @@ def default_delta(n_agents: int) -> float:
     return float(n_agents) ** -1.1
 
 
+def supports(accountant: str, sampling: str) -> bool:
+    """Whether dp_accounting's ``accountant`` can account for ``sampling`` (PLD has no fixed-size sampling)."""
+    return not (accountant == "pld" and sampling == "fixed")
+
+
 def make_accountant(name: str, sampling: str = "poisson", *, curve: bool = False) -> dpa.PrivacyAccountant:
     """A fresh accountant of the given kind for the given sampling scheme."""
     check_choice("accountant", name, ACCOUNTANTS)
@@ -129,7 +134,7 @@ def make_accountant(name: str, sampling: str = "poisson", *, curve: bool = False
         return MomentsAccountant(neighboring_relation=relation)
     if name == "rdp":
         return RdpAccountant(neighboring_relation=relation)
-    if sampling == "fixed":
+    if not supports(name, sampling):
         raise ConfigError("The PLD accountant does not support fixed-size sampling; choose the rdp or ma accountant.",
                           "accountant")
     grid = PLD_CURVE_DISCRETISATION if curve else PLD_DISCRETISATION

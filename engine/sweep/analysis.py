@@ -48,6 +48,23 @@ def lower_is_better(table: pd.DataFrame) -> bool:
     return True
 
 
+def _clean(value):
+    """A table cell as a plain Python value (NaN as None)."""
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, float) and np.isnan(value):
+        return None
+    return value
+
+
+def setting_params(table: pd.DataFrame, role: str, setting: str) -> dict:
+    """The parameters of one setting of a sweep table, read from its first row."""
+    rows = table[(table["role"] == role) & (table["setting"] == setting)] if "role" in table else \
+        table[table["setting"] == setting]
+    row = rows.iloc[0]
+    return {c: _clean(row[c]) for c in table.columns if c not in META_COLUMNS}
+
+
 def _stderr(values: pd.Series) -> float:
     values = values.dropna()
     return float(values.std(ddof=1) / np.sqrt(len(values))) if len(values) > 1 else 0.0
