@@ -117,17 +117,20 @@ def check(cost: Cost, limits: HostLimits | None = None, *, what: str = "This run
         raise ConfigError(f"{what} {verb} about {cost.memory_mb:,.0f} MB of memory (estimated); the limit here is "
                           f"{limits.max_memory_mb:,.0f} MB. {_advice(cost, field, fewer)}", field)
     if limits.max_seconds is not None and cost.seconds > limits.max_seconds:
-        raise ConfigError(f"{what} {verb} about {_duration(cost.seconds)} of computing (estimated); the limit here is "
-                          f"{_duration(limits.max_seconds)}. {_advice(cost, cost.field, fewer)}", cost.field)
+        raise ConfigError(f"{what} {verb} about {format_seconds(cost.seconds)} of computing (estimated); the limit here is "
+                          f"{format_seconds(limits.max_seconds)}. {_advice(cost, cost.field, fewer)}", cost.field)
     return cost
 
 
-def _duration(seconds: float) -> str:
+def format_seconds(seconds: float) -> str:
+    """A duration for a sentence: ``0.16 s``, ``42 s``, ``2.0 min``, ``1.5 h``."""
     if seconds < 10:
         return f"{seconds:.2g} s"
-    if seconds < 600:
+    if seconds < 90:
         return f"{seconds:.0f} s"
-    return f"{seconds / 60:,.0f} min"
+    if seconds < 5400:
+        return f"{seconds / 60:.1f} min"
+    return f"{seconds / 3600:.1f} h"
 
 
 def _advice(cost: Cost, first: str, fewer: str | None) -> str:
@@ -271,4 +274,4 @@ def sweep_cost(cell_costs: Sequence[Cost], workers: int = 1, *, processes: bool 
 # page and CLI call ``check(audit_cost(config))`` like every other tool.
 
 __all__ = ["Cost", "DEFAULT_MAX_MEMORY_MB", "DEFAULT_MAX_SECONDS", "HostLimits", "MEMORY_ENV", "SECONDS_ENV", "check",
-           "fbo_cost", "hype_cost", "pogpucb_cost", "sweep_cost"]
+           "fbo_cost", "format_seconds", "hype_cost", "pogpucb_cost", "sweep_cost"]

@@ -123,8 +123,7 @@ def progress(latest, counts: list[int]) -> tuple[float, str]:
 if run_clicked and config_error is None:
     lines = [LiveLine(label, functools.partial(simulate, cfg), cfg.iterations + 1) for label, cfg in variants]
     run_live(controls.RUN_KEY, lines, values=values, draw=draw_main, progress_slot=progress_slot, errors=slots,
-             cost=cost, what=f"These {len(lines)} lines" if len(lines) > 1 else "This run",
-             snapshot=lambda sim: sim.result(), progress=progress, started=SCRIPT_START)
+             cost=cost, snapshot=lambda sim: sim.result(), progress=progress, started=SCRIPT_START)
 
 # ---------------------------------------------------------------- results (stored; plot options do not rerun)
 run = current_run(controls.RUN_KEY, run_clicked)

@@ -11,7 +11,7 @@ from engine.validation import ConfigError
 from ui.errors import ErrorSlots
 from ui.fbo_figures import functions_figure, norms_figure, signal_noise_figure, weights_bar_figure
 from ui.routes import TEACHING
-from ui.state import Param, init_state, mirror_to_query, state_values
+from ui.state import Param, current_values, init_state
 
 TEACHING.configure()
 
@@ -74,8 +74,7 @@ with st.sidebar:
     st.caption(f"seed {st.session_state[PREFIX + 'seed']}")
     slots.fallback()
 
-values = state_values(PARAMS, PREFIX)
-mirror_to_query(values, PARAMS)
+values = current_values(PARAMS, PREFIX)
 
 st.title("Teaching view: one server round of DP-FTS-DE")
 if ignored:

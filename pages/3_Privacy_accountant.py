@@ -17,7 +17,7 @@ from ui.cached import (
 from ui.errors import ErrorSlots
 from ui.privacy_figures import epsilon_vs_steps_figure
 from ui.routes import ACCOUNTANT
-from ui.state import Param, init_state, mirror_to_query, set_state, state_values
+from ui.state import Param, current_values, seed_controls, set_state
 
 ACCOUNTANT.configure()
 
@@ -44,10 +44,7 @@ def load_fig2():
     set_state(FIG2_SETTINGS, PREFIX)
 
 
-if st.query_params.get("preset") == "fig2":
-    set_state(FIG2_SETTINGS, PREFIX)
-    del st.query_params["preset"]
-ignored = init_state(PARAMS, PREFIX)
+ignored = seed_controls(PARAMS, PREFIX, presets=("fig2",), preset_values=lambda name: FIG2_SETTINGS)
 
 st.title("Privacy accountant")
 st.write(
@@ -102,8 +99,7 @@ st.button("Load the paper's Fig. 2 setting (q = 0.25, z = 1, T = 40, N = 200)", 
           icon=":material/article:")
 slots.fallback()
 
-values = state_values(PARAMS, PREFIX)
-mirror_to_query(values, PARAMS)
+values = current_values(PARAMS, PREFIX)
 
 
 def resolve(values: dict) -> dict:

@@ -147,7 +147,9 @@ def progress(latest, counts) -> tuple[float, str]:
 if run_clicked and config_error is None:
     lines = [LiveLine(name, lambda cfg=cfg: iter_pogpucb(cfg), cfg.runs) for name, cfg in variants]
     run_live(controls.RUN_KEY, lines, values=values, draw=draw, progress_slot=progress_slot, errors=slots, cost=cost,
-             what=f"These {len(lines)} settings" if len(lines) > 1 else "This run", interleave=False,
+             what=f"These {len(lines)} settings" if len(lines) > 1 else None,
+             fewer="compared values" if len(lines) > 1 else None,
+             interleave=False,
              progress=progress, started=time.perf_counter())
 
 run = current_run(controls.RUN_KEY, run_clicked)

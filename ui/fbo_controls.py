@@ -29,7 +29,7 @@ from engine.objectives import DATASETS, dataset_label
 from engine.privacy import ACCOUNTANT_LABELS, ACCOUNTANTS, SAMPLING
 from ui.errors import ErrorSlots
 from ui.live_run import LiveRun
-from ui.state import Param, decode_query, init_state, mirror_to_query, query_dict, set_state, state_values
+from ui.state import Param, current_values, decode_query, query_dict, seed_controls, set_state
 
 PREFIX = "fbo_"
 RUN_KEY = "fbo_run_state"          # the page's LiveRun
@@ -65,16 +65,12 @@ def _load_preset() -> None:
 
 def init() -> list[str]:
     """Seed the controls (a ``?preset=`` link first, then the URL's values); returns ignored parameters."""
-    if st.query_params.get("preset") in PAGE_PRESETS:
-        set_state(preset_values(st.query_params["preset"]), PREFIX)
-    return init_state(FBO_PARAMS, PREFIX)
+    return seed_controls(FBO_PARAMS, PREFIX, presets=PAGE_PRESETS, preset_values=preset_values)
 
 
 def current() -> dict:
     """The controls' values now, mirrored into the URL."""
-    values = state_values(FBO_PARAMS, PREFIX)
-    mirror_to_query(values, FBO_PARAMS)
-    return values
+    return current_values(FBO_PARAMS, PREFIX)
 
 
 def settings() -> dict:

@@ -9,7 +9,7 @@ from engine.hype.config import MODE_LABELS
 from engine.hype.sweeps import FIG2A_EPSILONS, FIG2A_KS
 from engine.limits import check, hype_cost
 from ui.errors import ErrorSlots
-from ui.state import Param, init_state, mirror_to_query, set_state, state_values
+from ui.state import Param, current_values, seed_controls, set_state
 
 PREFIX = "hype_"
 RUN_KEY = "hype_run_state"         # the page's LiveRun
@@ -63,17 +63,12 @@ def _load_preset() -> None:
 
 def init() -> list[str]:
     """Seed the controls (a ``?preset=`` link first, then the URL's values); returns ignored parameters."""
-    if st.query_params.get("preset") in PRESETS:
-        set_state(PRESETS[st.query_params["preset"]][1], PREFIX)
-        del st.query_params["preset"]
-    return init_state(PARAMS, PREFIX)
+    return seed_controls(PARAMS, PREFIX, presets=PRESETS, preset_values=lambda name: PRESETS[name][1])
 
 
 def current() -> dict:
     """The controls' values now, mirrored into the URL."""
-    values = state_values(PARAMS, PREFIX)
-    mirror_to_query(values, PARAMS)
-    return values
+    return current_values(PARAMS, PREFIX)
 
 
 def config_of(values: dict) -> HypeConfig:

@@ -83,13 +83,16 @@ def current_run(key: str, run_clicked: bool) -> LiveRun | None:
 
 
 def run_live(key: str, lines: Sequence[LiveLine], *, values: Mapping, draw: Callable[[LiveRun, str], None],
-             progress_slot, errors: ErrorSlots, cost: Cost | None = None, what: str = "This run",
+             progress_slot, errors: ErrorSlots, cost: Cost | None = None, what: str | None = None,
+             fewer: str | None = None,
              snapshot: Callable[[Any], Any] = lambda item: item,
              progress: Callable[[list, list[int]], tuple[float, str]] | None = None, interleave: bool = True,
              started: float | None = None) -> LiveRun | None:
     """Run ``lines`` to the end, drawing as they grow; the run is stored under ``st.session_state[key]``.
 
-    ``cost`` is checked against the host's limits before anything starts.
+    ``cost`` is checked against the host's limits before anything starts
+    (``what`` and ``fewer`` word the refusal; by default "These N lines" and
+    "lines").
     ``snapshot(item)`` turns what an iterator yields into the stored result
     (taken only when drawing); ``draw(run, suffix)`` draws the charts (keys
     must include ``suffix``); ``progress(latest, counts)`` gives the bar's
@@ -103,7 +106,9 @@ def run_live(key: str, lines: Sequence[LiveLine], *, values: Mapping, draw: Call
                   values=dict(values))
     try:
         if cost is not None:
-            check(cost, what=what, fewer="lines" if len(lines) > 1 else None)
+            several = len(lines) > 1
+            check(cost, what=what or (f"These {len(lines)} lines" if several else "This run"),
+                  fewer=fewer or ("lines" if several else None))
         st.session_state[key] = run
         _loop(run, lines, draw, progress_slot, snapshot, progress, interleave, started)
     except ConfigError as err:

@@ -10,7 +10,7 @@ from engine.pogpucb import FIG2A, HYPER_MODES, TABLE_PRESETS, TASK_DEFAULTS, TAS
 from engine.pogpucb.config import HYPER_MODE_LABELS
 from engine.pogpucb.variants import COMPARE, build_variants, epsilon_from
 from ui.errors import ErrorSlots
-from ui.state import Param, init_state, mirror_to_query, set_state, state_values
+from ui.state import Param, current_values, seed_controls, set_state
 
 PREFIX = "po_"
 RUN_KEY = "po_run_state"           # the page's LiveRun
@@ -64,17 +64,12 @@ def _key(name: str) -> str:
 
 def init() -> list[str]:
     """Seed the controls (a ``?preset=`` link first, then the URL's values); returns ignored parameters."""
-    if st.query_params.get("preset") in PRESETS:
-        set_state(preset_values(st.query_params["preset"]), PREFIX)
-        del st.query_params["preset"]
-    return init_state(PARAMS, PREFIX)
+    return seed_controls(PARAMS, PREFIX, presets=PRESETS, preset_values=preset_values)
 
 
 def current() -> dict:
     """The controls' values now, mirrored into the URL."""
-    values = state_values(PARAMS, PREFIX)
-    mirror_to_query(values, PARAMS)
-    return values
+    return current_values(PARAMS, PREFIX)
 
 
 def configs(values: dict) -> tuple[PoConfig, list[tuple[str, PoConfig]]]:

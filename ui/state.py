@@ -10,7 +10,7 @@ is shared between visitors.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any, Callable, Container, Mapping
 
 import numpy as np
 import streamlit as st
@@ -141,3 +141,25 @@ def decode_query(params: Mapping[str, Param]) -> dict:
             except ValueError:
                 pass
     return out
+
+
+def seed_controls(params: Mapping[str, Param], prefix: str, *, presets: Container[str] = (),
+                  preset_values: Callable[[str], Mapping[str, Any]] | None = None) -> list[str]:
+    """Seed a page's controls: a ``?preset=NAME`` link first, then the URL's own values.
+
+    A preset fills the controls with ``preset_values(NAME)`` and leaves the
+    URL (the page mirrors its values instead). Returns the names of query
+    parameters that were ignored because they did not parse.
+    """
+    name = st.query_params.get("preset")
+    if preset_values is not None and name in presets:
+        set_state(preset_values(name), prefix)
+        del st.query_params["preset"]
+    return init_state(params, prefix)
+
+
+def current_values(params: Mapping[str, Param], prefix: str) -> dict:
+    """Every control's value now, mirrored into the URL (only the non-default ones appear)."""
+    values = state_values(params, prefix)
+    mirror_to_query(values, params)
+    return values

@@ -19,7 +19,7 @@ from engine.validation import ConfigError
 from ui import fbo_controls, hype_controls, pogpucb_controls
 from ui.errors import ErrorSlots
 from ui.routes import TOOL_ROUTES, Route
-from ui.state import Param, init_state, mirror_to_query, set_state, state_values
+from ui.state import Param, current_values, init_state, set_state
 
 PREFIX = "sw_"
 RESULT_KEY = "sw_result"           # the table shown (from a run or an upload)
@@ -106,9 +106,7 @@ def init() -> list[str]:
 
 def current() -> dict:
     """The controls' values now, mirrored into the URL."""
-    values = state_values(PARAMS, PREFIX)
-    mirror_to_query(values, PARAMS)
-    return values
+    return current_values(PARAMS, PREFIX)
 
 
 def builder(slots: ErrorSlots) -> None:

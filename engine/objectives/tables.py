@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import importlib
 import os
 import re
 import shutil
@@ -32,6 +33,7 @@ import numpy as np
 
 from engine.cache import cache_key, load_arrays, save_arrays_atomic
 from engine.objectives.base import FunctionObjective, Objective, TableObjective
+from engine.objectives.registry import DATASETS
 from engine.paths import cache_dir as default_cache_dir
 from engine.validation import check_choice, check_int
 
@@ -327,10 +329,6 @@ TABLE_TASKS = ("landmine", "digits-svm", "breast-cancer-lr")
 def make_task(name: str, *, n_agents: int | None = None, alpha: float | None = None, seed: int = 0,
               data_dir=None) -> Task:
     """The :class:`Task` behind the registered data set ``name`` (one of :data:`TABLE_TASKS`)."""
-    import importlib
-
-    from engine.objectives.registry import DATASETS
-
     check_choice("dataset", name, TABLE_TASKS)
     module = importlib.import_module(DATASETS[name][0])
     return module.make_task(n_agents=n_agents, alpha=alpha, seed=seed, data_dir=data_dir)

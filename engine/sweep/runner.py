@@ -10,7 +10,7 @@ from typing import Callable, Iterator
 
 import pandas as pd
 
-from engine.limits import Cost, sweep_cost
+from engine.limits import Cost, format_seconds, sweep_cost
 from engine.sweep.adapters import get_adapter
 from engine.sweep.cell import TIMING_COLUMNS, cell_rows
 from engine.sweep.executors import default_workers, execute
@@ -45,14 +45,6 @@ class Progress:
         if self.remaining is not None and self.done < self.total:
             text += f", about {format_seconds(self.remaining)} left"
         return text + (f" (last: {self.last})" if self.last else "")
-
-
-def format_seconds(seconds: float) -> str:
-    if seconds < 90:
-        return f"{seconds:.0f} s"
-    if seconds < 5400:
-        return f"{seconds / 60:.1f} min"
-    return f"{seconds / 3600:.1f} h"
 
 
 @dataclass
