@@ -64,7 +64,8 @@ def home() -> None:
             page_link(FBO, label, icon=":material/play_circle:", query_params={"preset": name},
                       help=PRESETS[name]["label"])
         page_link(ACCOUNTANT, "Fig. 2c-d · privacy losses recomputed", icon=ACCOUNTANT.icon,
-                  query_params={"preset": "fig2"}, help="The paper's epsilons 5.93, 9.91, 20.12, 7.39, 5.22 next to ours.")
+                  query_params={"preset": "fig2"},
+                  help="The paper's epsilons 5.93, 9.91, 20.12, 7.39, 5.22 next to ours.")
         page_link(TRADEOFF, "Fig. 3a · landmine privacy against utility", icon=TRADEOFF.icon,
                   query_params={"preset": "fig3a"}, help=PRESETS["fig3a"]["label"])
 

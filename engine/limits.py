@@ -117,8 +117,9 @@ def check(cost: Cost, limits: HostLimits | None = None, *, what: str = "This run
         raise ConfigError(f"{what} {verb} about {cost.memory_mb:,.0f} MB of memory (estimated); the limit here is "
                           f"{limits.max_memory_mb:,.0f} MB. {_advice(cost, field, fewer)}", field)
     if limits.max_seconds is not None and cost.seconds > limits.max_seconds:
-        raise ConfigError(f"{what} {verb} about {format_seconds(cost.seconds)} of computing (estimated); the limit here is "
-                          f"{format_seconds(limits.max_seconds)}. {_advice(cost, cost.field, fewer)}", cost.field)
+        raise ConfigError(f"{what} {verb} about {format_seconds(cost.seconds)} of computing (estimated); the limit "
+                          f"here is {format_seconds(limits.max_seconds)}. {_advice(cost, cost.field, fewer)}",
+                          cost.field)
     return cost
 
 
@@ -230,10 +231,12 @@ def hype_cost(config) -> Cost:
 # baseline doubles it, a refit of the modeler's kernel every few iterations
 # multiplies it by about 5, and building the task (ML fit) costs ~2 s once.
 # Measured: 20 runs, T = 50, n = 10,000: 0.52 s (2.8 with the build); 5 runs,
-# T = 300: 1.8 s (4.7); refit: 2.4 s (6.0). Memory 11-21 MB (58, 98).
+# T = 300: 1.8 s (4.7); refit: 2.4 s (6.0). Memory: building the task peaks at
+# about 116 MB (the grid's GP draw and the ML fit), the runs add 2 T n floats.
 PO_PER_INPUT_S = 3e-8        # per run, input and iteration
 PO_PER_INPUT_T2_S = 2e-10    # per run, input and iteration^2 (the growing Cholesky row)
 PO_TASK_S = 2.0
+PO_TASK_MB = 150.0
 PO_INPUTS = 10_000           # the 100 x 100 grids; diabetes has 442
 PO_USUAL = dict(runs=20, iterations=50)
 
@@ -244,7 +247,7 @@ def pogpucb_cost(config, n_inputs: int = PO_INPUTS) -> Cost:
     methods = 2 if config.baseline else 1
     refit = 5 if config.hyperparameters == "refit" else 1
     seconds = PO_TASK_S + R * methods * refit * n_inputs * (PO_PER_INPUT_S * T + PO_PER_INPUT_T2_S * T * T)
-    memory = 50 + 2 * T * n_inputs * 8 / 1e6
+    memory = PO_TASK_MB + 2 * T * n_inputs * 8 / 1e6
     return _cost(seconds, memory, [("runs", R, PO_USUAL["runs"], 1), ("iterations", T, PO_USUAL["iterations"], 1)])
 
 

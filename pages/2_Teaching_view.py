@@ -162,7 +162,8 @@ else:
     text.markdown(
         "Every agent receives the P noisy vectors and turns each back into a function f̃(x) = φ(x)ᵀω⁽ⁱ⁾, using "
         "sub-region i's vector inside sub-region i (thick lines; dotted: the same without noise). With probability "
-        "1 − p_t an agent queries the maximiser of this piecewise function (the star) instead of the maximiser of its own GP sample.")
+        "1 − p_t an agent queries the maximiser of this piecewise function (the star) instead of the maximiser of its "
+        "own GP sample.")
     st.plotly_chart(functions_figure(rnd.x, rnd.clean_f, rnd.noisy_f, rnd.bounds, truth=rnd.truth),
                     key="teach_fig_functions")
 

@@ -82,7 +82,8 @@ if variants:
     with cols[3]:
         for (_, cfg), s in zip(variants, preview.summaries):
             if s.preserves:
-                st.success(f"**{label(cfg)}: σ_min ≥ ω**, distances preserved (line 7).", icon=":material/check_circle:")
+                st.success(f"**{label(cfg)}: σ_min ≥ ω**, distances preserved (line 7).",
+                           icon=":material/check_circle:")
             else:
                 st.warning(f"**{label(cfg)}: σ_min < ω**, singular values lifted (line 9); distances may grow by up to "
                            f"C' = {s.distortion_bound:.3g}x.", icon=":material/warning:")
@@ -174,8 +175,9 @@ else:
                                   f"S_{T} mean": res.baseline_curve[-1], "± s.e.": res.baseline_stderr[-1],
                                   "paper S_50": None})
     table = pd.DataFrame(rows + baseline_rows).dropna(axis=1, how="all")
-    st.dataframe(table, hide_index=True, column_config={c: st.column_config.NumberColumn(format="%.4f")
-                                                        for c in table.columns if c not in ("setting", "branch", "runs")})
+    numbers = [c for c in table.columns if c not in ("setting", "branch", "runs")]
+    st.dataframe(table, hide_index=True,
+                 column_config={c: st.column_config.NumberColumn(format="%.4f") for c in numbers})
     if run.seconds is not None:
         st.caption(f"Finished in {run.seconds:.1f} s. Regret is in units of the output's standard deviation "
                    "(σ_y = 1 for the synthetic GP). Kernel hyperparameters: "

@@ -96,8 +96,9 @@ with upload_tab:
             st.session_state["sw_upload_id"] = upload.file_id
             failures = table.loc[table["error"].notna(), ["setting", "error"]].drop_duplicates() \
                 if "error" in table else pd.DataFrame()
-            st.session_state[controls.RESULT_KEY] = dict(table=table, label=f"Uploaded table {upload.name}", source="upload",
-                                            failures=[dict(setting=s, error=e) for s, e in failures.to_numpy()])
+            st.session_state[controls.RESULT_KEY] = dict(
+                table=table, label=f"Uploaded table {upload.name}", source="upload",
+                failures=[dict(setting=s, error=e) for s, e in failures.to_numpy()])
 
 
 

@@ -33,7 +33,7 @@ class UsageError(Exception):
 class OneLineParser(argparse.ArgumentParser):
     """argparse that reports problems as one sentence instead of usage + error."""
 
-    def error(self, message):  # noqa: D401 - argparse hook
+    def error(self, message):  # argparse calls this for a malformed command line
         raise UsageError(message[0].upper() + message[1:].rstrip(".") + ".")
 
 

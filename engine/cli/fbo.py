@@ -29,7 +29,8 @@ def add_arguments(parser) -> None:
     parser.add_argument("--iterations", type=int, default=d.iterations, help="T, iterations after initialisation")
     parser.add_argument("--features", type=int, default=d.features, help="M random Fourier features")
     parser.add_argument("--lengthscale", type=float, default=None, help="SE lengthscale (default: the task's)")
-    parser.add_argument("--noise-var", type=float, default=None, help="lambda of the BLR posterior (default: the task's)")
+    parser.add_argument("--noise-var", type=float, default=None,
+                        help="lambda of the BLR posterior (default: the task's)")
     parser.add_argument("--q", type=float, default=d.q, help="sampling probability of an agent per server round")
     parser.add_argument("--z", type=float, default=d.z, help="noise multiplier")
     parser.add_argument("--S", type=float, default=d.S, help="clipping threshold (vectors clipped to S / sqrt(P))")

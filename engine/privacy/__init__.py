@@ -22,6 +22,7 @@ from engine.privacy.gaussian import GAUSSIAN_ACCOUNTANTS, gaussian_epsilon, gaus
 
 __all__ = [
     "ACCOUNTANTS", "ACCOUNTANT_LABELS", "SAMPLING", "MomentsAccountant", "calibrate_q", "calibrate_steps",
-    "calibrate_z", "default_delta", "GAUSSIAN_ACCOUNTANTS", "gaussian_epsilon", "gaussian_sigma", "epsilon", "epsilon_curve", "epsilon_of_event", "fixed_sample_size",
+    "calibrate_z", "default_delta", "GAUSSIAN_ACCOUNTANTS", "gaussian_epsilon", "gaussian_sigma", "epsilon",
+    "epsilon_curve", "epsilon_of_event", "fixed_sample_size",
     "make_accountant", "releases_within_budget", "subsampled_gaussian_event", "supports",
 ]

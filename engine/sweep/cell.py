@@ -20,8 +20,8 @@ from engine.validation import ConfigError
 
 # Columns every sweep table has, besides one column per tool parameter.
 LEADING = ("tool", "cell", "role", "setting", "replicate", "run")
-TRAILING = ("metric", "lower_is_better", "utility", "privacy_loss", "privacy_delta", "wall_seconds", "cpu_seconds", "error",
-            "cell_key")
+TRAILING = ("metric", "lower_is_better", "utility", "privacy_loss", "privacy_delta", "wall_seconds", "cpu_seconds",
+            "error", "cell_key")
 META_COLUMNS = frozenset(LEADING + TRAILING)
 # Columns that legitimately differ between two executions of the same cells.
 TIMING_COLUMNS = ("wall_seconds", "cpu_seconds")
