@@ -13,24 +13,9 @@ from pathlib import Path
 import streamlit as st
 
 from engine.fbo.presets import PRESETS
-from ui.common import FBO_PAGE, page_link
+from ui.routes import ACCOUNTANT, APP_ICON, APP_TITLE, FBO, HOME_ICON, ROUTES, TRADEOFF, page_link, route_of
 
 ROOT = Path(__file__).resolve().parent
-
-PAGES = [
-    (FBO_PAGE, "Federated BO", ":material/hub:",
-     "Run TS, FTS, FTS-DE, DP-FTS and DP-FTS-DE side by side and watch convergence and privacy loss grow live."),
-    ("pages/2_Teaching_view.py", "Teaching view", ":material/school:",
-     "Walk through one server iteration of DP-FTS-DE step by step: subsample, clip, average, add noise."),
-    ("pages/3_Privacy_accountant.py", "Privacy accountant", ":material/shield_lock:",
-     "ε of the subsampled Gaussian mechanism under three accountants, and the z, q or T for a target ε."),
-    ("pages/4_DP_HYPE.py", "DP-HYPE", ":material/how_to_vote:",
-     "Private distributed hyperparameter voting, with live vote histograms."),
-    ("pages/5_PO_GP_UCB.py", "PO-GP-UCB", ":material/visibility_off:",
-     "Private outsourced BO: a curator releases a randomly projected copy of its data."),
-    ("pages/6_Tradeoff_explorer.py", "Trade-off explorer", ":material/scatter_plot:",
-     "Sweep q, z or ε and see the whole privacy-utility frontier, locally or on a Dask cluster."),
-]
 
 ALGORITHMS = [
     ("TS", "each agent runs Thompson sampling alone; the baseline every other method must beat.",
@@ -50,8 +35,8 @@ ALGORITHMS = [
 
 
 def home() -> None:
-    st.set_page_config(page_title="DP-BO Explorer", page_icon=":material/hub:", layout="wide")
-    st.title("DP-BO Explorer")
+    st.set_page_config(page_title=APP_TITLE, page_icon=APP_ICON, layout="wide")
+    st.title(APP_TITLE)
     st.markdown(
         "#### Choose privacy settings for collaborative optimisation by watching what they cost\n"
         "Several parties (hospitals, phones, labs) want to tune the same kind of model together without revealing "
@@ -76,20 +61,20 @@ def home() -> None:
         for name, label in (("fig2a", "Fig. 2a · benefit of distributed exploration"),
                             ("fig2c", "Fig. 2c · impact of q on utility"),
                             ("fig2d", "Fig. 2d · impact of z on utility")):
-            page_link(FBO_PAGE, label, icon=":material/play_circle:", query_params={"preset": name},
+            page_link(FBO, label, icon=":material/play_circle:", query_params={"preset": name},
                       help=PRESETS[name]["label"])
-        page_link("pages/3_Privacy_accountant.py", "Fig. 2c-d · privacy losses recomputed",
-                  icon=":material/shield_lock:", query_params={"preset": "fig2"},
+        page_link(ACCOUNTANT, "Fig. 2c-d · privacy losses recomputed", icon=ACCOUNTANT.icon,
+                  query_params={"preset": "fig2"},
                   help="The paper's epsilons 5.93, 9.91, 20.12, 7.39, 5.22 next to ours.")
-        page_link("pages/6_Tradeoff_explorer.py", "Fig. 3a · landmine privacy against utility",
-                  icon=":material/scatter_plot:", query_params={"preset": "fig3a"}, help=PRESETS["fig3a"]["label"])
+        page_link(TRADEOFF, "Fig. 3a · landmine privacy against utility", icon=TRADEOFF.icon,
+                  query_params={"preset": "fig3a"}, help=PRESETS["fig3a"]["label"])
 
     st.subheader("Pages")
     cols = st.columns(3, gap="medium")
-    for i, (path, label, icon, text) in enumerate(PAGES):
+    for i, route in enumerate(ROUTES):
         with cols[i % 3].container(border=True):
-            page_link(path, f"**{label}**", icon=icon)
-            st.caption(text)
+            page_link(route, f"**{route.title}**", icon=route.icon)
+            st.caption(route.blurb)
 
     st.subheader("Algorithms")
     st.markdown("\n".join(f"- **{name}**: {what} *({paper})*" for name, what, paper in ALGORITHMS))
@@ -99,10 +84,11 @@ def home() -> None:
 
 # Known pages get their proper name and icon in the menu (the URL still comes from the file name,
 # e.g. /PO_GP_UCB); any other file in pages/ appears under its file-derived title.
-ICONS = {path: icon for path, _, icon, _ in PAGES}
-TITLES = {path: label for path, label, _, _ in PAGES}
-navigation = st.navigation(
-    [st.Page(home, title="Home", icon=":material/home:", default=True)]
-    + [st.Page(f"pages/{path.name}", title=TITLES.get(f"pages/{path.name}"), icon=ICONS.get(f"pages/{path.name}"))
-       for path in sorted((ROOT / "pages").glob("*.py"))])
+def _page(path: Path) -> st.Page:
+    route = route_of(f"pages/{path.name}")
+    return st.Page(f"pages/{path.name}", title=route.title if route else None, icon=route.icon if route else None)
+
+
+navigation = st.navigation([st.Page(home, title="Home", icon=HOME_ICON, default=True)]
+                           + [_page(path) for path in sorted((ROOT / "pages").glob("*.py"))])
 navigation.run()

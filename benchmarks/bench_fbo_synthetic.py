@@ -17,7 +17,7 @@ wall-clock engine time and as process CPU time.
 
 Usage::
 
-    python benchmarks/bench_fbo_synthetic.py [--repeats 5]
+    python -m benchmarks.bench_fbo_synthetic [--repeats 5]
 
 Prints a JSON summary and writes it to ``benchmarks/results/bench_fbo_synthetic.json``.
 """
@@ -26,18 +26,16 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 import time
 from pathlib import Path
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+from engine.fbo import FboConfig, Simulation, run_fbo
+from engine.fbo.presets import SYNTHETIC
+from engine.objectives.base import TableObjective
 
-from engine.fbo import FboConfig, Simulation, run_fbo  # noqa: E402
-from engine.fbo.presets import SYNTHETIC  # noqa: E402
-from engine.objectives.base import TableObjective  # noqa: E402
+ROOT = Path(__file__).resolve().parents[1]
 
 TARGET_SECONDS = 3.0
 

@@ -20,7 +20,7 @@ is reported, with the process CPU time of that repeat.
 
 Usage::
 
-    python benchmarks/bench_hype.py [--repeats 3] [--fig2a-reps 2000]
+    python -m benchmarks.bench_hype [--repeats 3] [--fig2a-reps 2000]
 
 Prints a JSON summary and writes it to ``benchmarks/results/bench_hype.json``.
 """
@@ -29,16 +29,14 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+from engine.hype import HypeConfig, run_hype
+from engine.hype.scores import compute_scores
+from engine.hype.sweeps import success_grid
 
-from engine.hype import HypeConfig, run_hype  # noqa: E402
-from engine.hype.scores import compute_scores  # noqa: E402
-from engine.hype.sweeps import success_grid  # noqa: E402
+ROOT = Path(__file__).resolve().parents[1]
 
 SCORE_CASES = (("digits", 100, None), ("digits", 100, 0.5), ("digits", 250, 5.0), ("breast-cancer", 100, None))
 

@@ -16,7 +16,7 @@ The CPU is shared, so timing cases are repeated and the minimum is reported.
 
 Usage::
 
-    python benchmarks/bench_pogpucb.py [--runs 50] [--tables table1,table2,table3] [--repeats 3]
+    python -m benchmarks.bench_pogpucb [--runs 50] [--tables table1,table2,table3] [--repeats 3]
 
 Prints a JSON summary and a Markdown table, and writes the JSON to
 ``benchmarks/results/bench_pogpucb.json``.
@@ -27,17 +27,15 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import sys
 import time
 from pathlib import Path
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+from engine.pogpucb import TABLE_PRESETS, PoConfig, build_task, run_pogpucb
+from engine.pogpucb.curator import omega, sigma_min
 
-from engine.pogpucb import TABLE_PRESETS, PoConfig, build_task, run_pogpucb  # noqa: E402
-from engine.pogpucb.curator import omega, sigma_min  # noqa: E402
+ROOT = Path(__file__).resolve().parents[1]
 
 TARGET_SECONDS = 60.0
 

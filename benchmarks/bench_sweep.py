@@ -17,7 +17,7 @@ and says so.
 
 Usage::
 
-    DPBO_DATA_DIR=../shared/datasets python benchmarks/bench_sweep.py [--runs 10] [--workers 1,2]
+    DPBO_DATA_DIR=../shared/datasets python -m benchmarks.bench_sweep [--runs 10] [--workers 1,2]
         [--executor joblib|dask] [--cache-dir DIR]
 
 Prints a JSON summary and writes it to ``benchmarks/results/bench_sweep.json``.
@@ -34,7 +34,6 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
 
 TARGET_SECONDS = 120.0
 
@@ -55,7 +54,7 @@ def _prepare_table(spec) -> dict:
     from engine.sweep import get_adapter
 
     started = time.perf_counter()
-    get_adapter("fbo").prepare(spec.cells()[0].params)
+    get_adapter("fbo").prepare(spec.cells(get_adapter("fbo"))[0].params)
     return {"seconds": round(time.perf_counter() - started, 2)}
 
 

@@ -13,7 +13,7 @@ Measures, on this machine:
 
 Usage::
 
-    DPBO_DATA_DIR=../shared/datasets python benchmarks/bench_tables.py [--jobs 2] [--runs 10]
+    DPBO_DATA_DIR=../shared/datasets python -m benchmarks.bench_tables [--jobs 2] [--runs 10]
 
 Prints a JSON summary and writes it to ``benchmarks/results/bench_tables.json``.
 Pass ``--cache-dir`` to reuse tables built earlier (then build times are cache reads).
@@ -30,7 +30,6 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
 
 CHECKPOINTS = (0, 10, 30, 60)
 

@@ -5,12 +5,15 @@ from __future__ import annotations
 import numpy as np
 import streamlit as st
 
-from engine.fbo import FboConfig, Simulation
-from engine.validation import ConfigError, check_int
-from ui.common import ErrorSlots, Param, init_state, mirror_to_query, state_values
+from engine.fbo.teaching import server_round, teaching_config
+from engine.limits import check, fbo_cost
+from engine.validation import ConfigError
+from ui.errors import ErrorSlots
 from ui.fbo_figures import functions_figure, norms_figure, signal_noise_figure, weights_bar_figure
+from ui.routes import TEACHING
+from ui.state import Param, current_values, init_state
 
-st.set_page_config(page_title="Teaching view · DP-BO Explorer", page_icon=":material/school:", layout="wide")
+TEACHING.configure()
 
 PREFIX = "teach_"
 # A short real DP-FTS-DE run on the paper's synthetic task: enough agents for
@@ -29,23 +32,8 @@ STEPS = ["The agents' vectors", "Subsampling", "Clipping", "Weighted sums per su
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
-def server_round(agents: int, P: int, t: int, q: float, z: float, S: float, seed: int) -> dict:
-    """Run DP-FTS-DE for t iterations and return the server round used in iteration t (first run)."""
-    config = FboConfig(algorithm="dp-fts-de", dataset="synthetic", agents=agents, iterations=t, runs=1, P=P,
-                       q=q, z=z, S=S, seed=seed)
-    sim = Simulation(config)
-    record = None
-    for record in sim:
-        pass
-    step = record.server_step
-    phi = sim.domain.phi[0]                         # (C, M) features of the candidate grid, run 0
-    lows, highs = sim.subregions.bounds(np.arange(sim.P))
-    return dict(vectors=step.vectors, selected=step.selected, clipped=step.clipped,
-                clipped_vectors=step.clipped_vectors, weights=step.weights, signal=step.signal, noise=step.noise,
-                noise_std=step.noise_std, broadcast=step.broadcast, assignment=sim.assignment,
-                x=sim.domain.X[:, 0], clean_f=step.signal @ phi.T, noisy_f=step.broadcast @ phi.T,
-                bounds=[(float(lo[0]), float(hi[0])) for lo, hi in zip(lows, highs)],
-                truth=sim.objective.values.mean(axis=0), threshold=S / np.sqrt(P))
+def cached_round(config):
+    return server_round(config)
 
 
 def go_to(delta: int):
@@ -66,13 +54,13 @@ with st.sidebar:
                "server's work.")
     st.number_input("agents N", key=PREFIX + "agents", step=10,
                     help="More agents: each one weighs less, so less noise is needed per agent.")
-    slots.under("agents", "number of agents N")
+    slots.under("agents")
     st.number_input("sub-regions P", key=PREFIX + "P", step=1,
                     help="The domain [0, 1] is cut into P intervals, one vector per interval.")
-    slots.under("P", "number of sub-regions P")
+    slots.under("P")
     st.number_input("iteration t", key=PREFIX + "t", step=1,
                     help="Which server round to open (weights are uniform from t = 10 on).")
-    slots.under("t", "number of iterations T", "iteration t")
+    slots.under("t", "iterations")
     st.number_input("q (sampling)", key=PREFIX + "q", step=0.05, format="%.2f",
                     help="Probability that an agent is picked this round.")
     slots.under("q")
@@ -86,33 +74,32 @@ with st.sidebar:
     st.caption(f"seed {st.session_state[PREFIX + 'seed']}")
     slots.fallback()
 
-values = state_values(PARAMS, PREFIX)
-mirror_to_query(values, PARAMS)
+values = current_values(PARAMS, PREFIX)
 
 st.title("Teaching view: one server round of DP-FTS-DE")
 if ignored:
     st.warning(f"Ignored link parameter(s) that did not fit: {', '.join(ignored)}.")
 
 try:
-    check_int("iteration t", values["t"], 1, 40)
+    config = teaching_config(**{name: values[name] for name in PARAMS})
+    check(fbo_cost(config, config.agents))
     with st.spinner("Running a few iterations..."):
-        rnd = server_round(int(values["agents"]), int(values["P"]), int(values["t"]), float(values["q"]),
-                           float(values["z"]), float(values["S"]), int(values["seed"]))
+        rnd = cached_round(config)
 except ConfigError as err:
     slots.show(err)
     st.stop()
 
 step = st.session_state["teach_step"]
-N = rnd["vectors"].shape[0]
-P = rnd["weights"].shape[0]
-norms = np.linalg.norm(rnd["vectors"], axis=1)
-clipped_norms = np.linalg.norm(rnd["clipped_vectors"], axis=1)
-n_selected = int(rnd["selected"].sum())
-n_clipped = int(rnd["clipped"].sum())
-signal_norm = np.linalg.norm(rnd["signal"], axis=1)
-noise_norm = np.linalg.norm(rnd["noise"], axis=1)
+N = rnd.vectors.shape[0]
+P = rnd.weights.shape[0]
+norms = np.linalg.norm(rnd.vectors, axis=1)
+clipped_norms = np.linalg.norm(rnd.clipped_vectors, axis=1)
+n_selected = int(rnd.selected.sum())
+n_clipped = int(rnd.clipped.sum())
+signal_norm = np.linalg.norm(rnd.signal, axis=1)
+noise_norm = np.linalg.norm(rnd.noise, axis=1)
 q, z, S = values["q"], values["z"], values["S"]
-phi_max = float(rnd["weights"].max())
+phi_max = float(rnd.weights.max())
 
 nav = st.columns([1, 1, 6], vertical_alignment="center")
 nav[0].button("Previous", icon=":material/arrow_back:", on_click=go_to, args=(-1,), disabled=step == 0,
@@ -125,31 +112,31 @@ m = st.columns(5)
 m[0].metric("agents", N)
 m[1].metric("picked (q = %g)" % q, n_selected if step >= 1 else "–")
 m[2].metric("clipped", n_clipped if step >= 2 else "–")
-m[3].metric("noise std per coordinate", f"{rnd['noise_std']:.3f}" if step >= 4 else "–")
+m[3].metric("noise std per coordinate", f"{rnd.noise_std:.3f}" if step >= 4 else "–")
 m[4].metric("noise / signal (length)", f"{np.mean(noise_norm / np.maximum(signal_norm, 1e-12)):.2f}"
             if step >= 4 else "–")
 
 text = st.container()
 if step == 0:
     text.markdown(
-        f"After its own BO step, every agent samples a vector ωₙ of M = {rnd['vectors'].shape[1]} random-feature "
+        f"After its own BO step, every agent samples a vector ωₙ of M = {rnd.vectors.shape[1]} random-feature "
         f"weights from its GP posterior and sends it to the server. Each bar is the length of one agent's vector; "
         f"the colour is the sub-region the agent explored at the start.")
-    st.plotly_chart(norms_figure(norms, threshold=rnd["threshold"], assignment=rnd["assignment"],
+    st.plotly_chart(norms_figure(norms, threshold=rnd.threshold, assignment=rnd.assignment,
                                  title="Step 1: length of each agent's vector ω<sub>n</sub>"), key="teach_fig_norms")
 elif step == 1:
     text.markdown(
         f"The server keeps each agent independently with probability q = {q:g}: this round it picked "
         f"**{n_selected} of {N}**. An agent that may not even be used is harder to spot in the output, which is why "
         f"subsampling makes each release more private (amplification by subsampling).")
-    st.plotly_chart(norms_figure(norms, threshold=rnd["threshold"], selected=rnd["selected"],
+    st.plotly_chart(norms_figure(norms, threshold=rnd.threshold, selected=rnd.selected,
                                  title="Step 2: the agents picked this round"), key="teach_fig_selected")
 elif step == 2:
     text.markdown(
-        f"Every picked vector longer than S/√P = {S:g}/√{P} = **{rnd['threshold']:.2f}** is shrunk to that length "
+        f"Every picked vector longer than S/√P = {S:g}/√{P} = **{rnd.threshold:.2f}** is shrunk to that length "
         f"(**{n_clipped}** clipped this round). This caps how far one agent can move the result, so the noise only "
         f"has to hide a known, bounded change.")
-    st.plotly_chart(norms_figure(norms, threshold=rnd["threshold"], selected=rnd["selected"],
+    st.plotly_chart(norms_figure(norms, threshold=rnd.threshold, selected=rnd.selected,
                                  clipped_norms=clipped_norms, title="Step 3: clipping the picked vectors"),
                     key="teach_fig_clipped")
 elif step == 3:
@@ -159,24 +146,25 @@ elif step == 3:
         f"unbiased estimate of the weighted average over *all* agents, although only {n_selected} took part.")
     c1, c2 = st.columns(2)
     with c1:
-        st.plotly_chart(weights_bar_figure(rnd["weights"], rnd["selected"], q), key="teach_fig_weights")
+        st.plotly_chart(weights_bar_figure(rnd.weights, rnd.selected, q), key="teach_fig_weights")
     with c2:
-        st.plotly_chart(signal_noise_figure(rnd["signal"], rnd["noise"], show_noise=False), key="teach_fig_signal")
+        st.plotly_chart(signal_noise_figure(rnd.signal, rnd.noise, show_noise=False), key="teach_fig_signal")
 elif step == 4:
     text.markdown(
         f"Gaussian noise with standard deviation z·φ_max·S/q = {z:g} × {phi_max:.4f} × {S:g} / {q:g} = "
-        f"**{rnd['noise_std']:.3f}** is added to every coordinate: enough to hide the largest change one agent "
+        f"**{rnd.noise_std:.3f}** is added to every coordinate: enough to hide the largest change one agent "
         f"could cause. Here the noise vector is {np.mean(noise_norm / np.maximum(signal_norm, 1e-12)):.1f} times as "
         f"long as the signal; more agents (smaller φ_max), a larger q or a smaller z shrink that ratio.")
-    st.plotly_chart(signal_noise_figure(rnd["signal"], rnd["noise"], show_noise=True), key="teach_fig_noise")
+    st.plotly_chart(signal_noise_figure(rnd.signal, rnd.noise, show_noise=True), key="teach_fig_noise")
     st.caption(" · ".join(f"sub-region {i + 1}: ‖signal‖ = {signal_norm[i]:.2f}, ‖noise‖ = {noise_norm[i]:.2f}"
                           for i in range(P)))
 else:
     text.markdown(
         "Every agent receives the P noisy vectors and turns each back into a function f̃(x) = φ(x)ᵀω⁽ⁱ⁾, using "
         "sub-region i's vector inside sub-region i (thick lines; dotted: the same without noise). With probability "
-        "1 − p_t an agent queries the maximiser of this piecewise function (the star) instead of the maximiser of its own GP sample.")
-    st.plotly_chart(functions_figure(rnd["x"], rnd["clean_f"], rnd["noisy_f"], rnd["bounds"], truth=rnd["truth"]),
+        "1 − p_t an agent queries the maximiser of this piecewise function (the star) instead of the maximiser of its "
+        "own GP sample.")
+    st.plotly_chart(functions_figure(rnd.x, rnd.clean_f, rnd.noisy_f, rnd.bounds, truth=rnd.truth),
                     key="teach_fig_functions")
 
 with st.expander("Where this is in the paper"):

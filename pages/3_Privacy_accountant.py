@@ -5,25 +5,21 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from engine.privacy import ACCOUNTANT_LABELS, ACCOUNTANTS, SAMPLING, default_delta, fixed_sample_size
+from engine.privacy import ACCOUNTANT_LABELS, ACCOUNTANTS, SAMPLING, default_delta, fixed_sample_size, supports
 from engine.validation import ConfigError, check_int, check_positive, check_probability_open, check_range
-from ui.common import (
-    ErrorSlots,
-    Param,
+from ui.cached import (
     cached_calibrate_q,
     cached_calibrate_steps,
     cached_calibrate_z,
     cached_epsilon,
     cached_epsilon_curve,
-    init_state,
-    mirror_to_query,
-    set_state,
-    state_values,
 )
+from ui.errors import ErrorSlots
 from ui.privacy_figures import epsilon_vs_steps_figure
+from ui.routes import ACCOUNTANT
+from ui.state import Param, current_values, seed_controls, set_state
 
-st.set_page_config(page_title="Privacy accountant · DP-BO Explorer", page_icon=":material/shield_lock:",
-                   layout="wide")
+ACCOUNTANT.configure()
 
 PREFIX = "acc_"
 PARAMS = {
@@ -48,10 +44,7 @@ def load_fig2():
     set_state(FIG2_SETTINGS, PREFIX)
 
 
-if st.query_params.get("preset") == "fig2":
-    set_state(FIG2_SETTINGS, PREFIX)
-    del st.query_params["preset"]
-ignored = init_state(PARAMS, PREFIX)
+ignored = seed_controls(PARAMS, PREFIX, presets=("fig2",), preset_values=lambda name: FIG2_SETTINGS)
 
 st.title("Privacy accountant")
 st.write(
@@ -78,7 +71,7 @@ with cols[1]:
 with cols[2]:
     st.number_input("releases T", key=PREFIX + "steps", step=5,
                     help="Number of server iterations that release a vector. Privacy loss grows with T.")
-    slots.under("number of iterations", "steps")
+    slots.under("steps")
 with cols[3]:
     st.radio("failure probability δ", ("paper", "manual"), key=PREFIX + "delta_mode", horizontal=True,
              format_func={"paper": "δ = 1/N^1.1 (paper)", "manual": "enter δ"}.get,
@@ -87,7 +80,7 @@ with cols[3]:
     if st.session_state[PREFIX + "delta_mode"] == "paper":
         st.number_input("number of agents N", key=PREFIX + "agents", step=10,
                         help="Only sets δ = 1/N^1.1 (and the subset size for fixed-size sampling).")
-        slots.under("number of agents", "agents")
+        slots.under("agents")
         agents_now = st.session_state[PREFIX + "agents"]
         if isinstance(agents_now, int) and agents_now >= 1:
             st.caption(f"δ = {default_delta(agents_now):.3g}")
@@ -106,26 +99,21 @@ st.button("Load the paper's Fig. 2 setting (q = 0.25, z = 1, T = 40, N = 200)", 
           icon=":material/article:")
 slots.fallback()
 
-values = state_values(PARAMS, PREFIX)
-mirror_to_query(values, PARAMS)
+values = current_values(PARAMS, PREFIX)
 
 
 def resolve(values: dict) -> dict:
     """Validate the controls; raises ConfigError naming the control."""
     q = check_range("q", values["q"], 0, 1, low_open=True)
     z = check_positive("z", values["z"])
-    steps = check_int("number of iterations", values["steps"], 1, 100_000)
+    steps = check_int("steps", values["steps"], 1, 100_000, name="number of iterations")
     agents = None
     if values["delta_mode"] == "paper" or values["sampling"] == "fixed":
-        agents = check_int("number of agents", values["agents"], 1)
+        agents = check_int("agents", values["agents"], 1, name="number of agents")
     delta = default_delta(agents) if values["delta_mode"] == "paper" else values["delta"]
     delta = check_probability_open("delta", delta)
     return dict(q=q, z=z, steps=steps, delta=delta, sampling=values["sampling"],
                 n_agents=agents if values["sampling"] == "fixed" else None)
-
-
-def supported(accountant: str, sampling: str) -> bool:
-    return not (accountant == "pld" and sampling == "fixed")
 
 
 try:
@@ -142,7 +130,7 @@ if setting["sampling"] == "fixed":
 with st.spinner("Accounting (PLD takes a second the first time)..."):
     eps, curves = {}, {}
     for acc in ACCOUNTANTS:
-        if supported(acc, setting["sampling"]):
+        if supports(acc, setting["sampling"]):
             curves[acc] = cached_epsilon_curve(setting["q"], setting["z"], setting["steps"], setting["delta"],
                                                acc, **common)
             # RDP composes exactly along the curve; PLD's curve uses a coarser grid, so its end point is redone.
@@ -200,14 +188,14 @@ with st.form("acc_inverse"):
 
 if submitted:
     try:
-        target = check_positive("target epsilon", target)
+        target = check_positive("target_epsilon", target, name="target epsilon")
     except ConfigError as err:
         target_slot.error(str(err), icon=":material/error:")
     else:
         rows = []
         with st.spinner("Calibrating (a few seconds for RDP and PLD the first time)..."):
             for acc in chosen:
-                if not supported(acc, setting["sampling"]):
+                if not supports(acc, setting["sampling"]):
                     rows.append({"accountant": ACCOUNTANT_LABELS[acc], "answer": "n/a (no fixed-size sampling)"})
                     continue
                 try:

@@ -12,12 +12,13 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from engine.fbo.presets import PRESETS
+from ui.fbo_controls import RUN_KEY
+from ui.live_run import RunStatus
 
 ROOT = Path(__file__).resolve().parents[1]
 FBO = str(ROOT / "pages" / "1_Federated_BO.py")
 TEACH = str(ROOT / "pages" / "2_Teaching_view.py")
 TIMEOUT = 120  # seconds; generous for a busy 2-core machine
-RUN_KEY = "fbo_run_state"
 # A run small enough for a unit test: 10 agents, 4 iterations, 2 runs.
 SMALL = {"fbo_agents": 10, "fbo_iterations": 4, "fbo_runs": 2}
 
@@ -34,6 +35,10 @@ def small_page(**query) -> AppTest:
 
 def run_state(at):
     return at.session_state[RUN_KEY] if RUN_KEY in at.session_state else None
+
+
+def done(state) -> bool:
+    return state is not None and state.status is RunStatus.DONE
 
 
 def test_defaults_render_without_exception():
@@ -53,9 +58,9 @@ def test_short_run_produces_charts_and_downloads():
     at.button(key="fbo_run").click().run()
     assert not at.exception and not at.error
     state = run_state(at)
-    assert state["status"] == "done"
-    assert state["labels"] == ["TS", "DP-FTS-DE"]
-    assert [len(res.records) for res in state["results"]] == [5, 5]
+    assert done(state)
+    assert state.labels == ["TS", "DP-FTS-DE"]
+    assert [len(res.records) for res in state.results] == [5, 5]
     assert "Finished" in at.success[0].value
     charts = at.get("plotly_chart")
     assert len(charts) >= 4  # convergence, privacy, clipping, selection (+ weights, heat map in tabs)
@@ -64,7 +69,7 @@ def test_short_run_produces_charts_and_downloads():
     assert any(t.startswith("Privacy loss") for t in titles)
     labels = [button.label for button in at.get("download_button")]
     assert labels == ["Results (CSV)", "Configuration (JSON)", "Curves and ε (JSON)"]
-    table = pd.read_csv(io.BytesIO(state["csv"]))
+    table = pd.read_csv(io.BytesIO(state.cache["csv"]))
     # One row per line x run x agent x iteration.
     assert len(table) == 2 * 2 * 10 * 5
     assert set(table["line"]) == {"TS", "DP-FTS-DE"}
@@ -75,10 +80,10 @@ def test_short_run_produces_charts_and_downloads():
 def test_plot_option_does_not_rerun_the_simulation():
     at = small_page()
     at.button(key="fbo_run").click().run()
-    results = run_state(at)["results"]
+    results = run_state(at).results
     at.toggle(key="fbo_opt_log").set_value(True).run()
     assert not at.exception
-    assert run_state(at)["results"] is results  # the same objects: nothing was recomputed
+    assert run_state(at).results is results  # the same objects: nothing was recomputed
     layout = next(json.loads(c.proto.spec)["layout"] for c in at.get("plotly_chart")
                   if json.loads(c.proto.spec)["layout"]["title"]["text"].startswith("Convergence"))
     assert layout["yaxis"]["type"] == "log"
@@ -95,14 +100,14 @@ def test_budget_modes_stop_releases_or_calibrate_z():
     preview = at.dataframe[0].value
     assert "2 (stops after t = 2)" in preview["server releases"].tolist()
     at.button(key="fbo_run").click().run()
-    dp = run_state(at)["results"][1]
+    dp = run_state(at).results[1]
     eps = [r.epsilon for r in dp.records]
     assert dp.budget_reached_at == 2
     assert max(eps) <= budget and eps[-1] == eps[2]  # no privacy spent after the server went quiet
 
     at.radio(key="fbo_budget_mode").set_value("calibrate").run()
     at.button(key="fbo_run").click().run()
-    dp = run_state(at)["results"][1]
+    dp = run_state(at).results[1]
     # The budget only covers two releases at z = 1, so four releases need more noise.
     assert dp.z > 1.0
     final = dp.records[-1].epsilon
@@ -130,11 +135,18 @@ def test_invalid_input_shows_sentence_and_runs_nothing():
 
 
 def test_run_larger_than_the_host_limit_is_refused(monkeypatch):
-    monkeypatch.setenv("DPBO_MAX_WORK", "100")  # 10 agents x 4 iterations x 2 runs = 80 per line, 160 for two
+    from engine.fbo import FboConfig
+    from engine.fbo.plan import make_plan
+
+    # A limit one line fits under and two lines (TS + DP-FTS-DE, each 10 agents x 4 iterations x 2 runs) do not.
+    one = make_plan(FboConfig(algorithm="ts", agents=10, iterations=4, runs=2, features=50)).cost.seconds
+    monkeypatch.setenv("DPBO_MAX_SECONDS", f"{1.5 * one:.6g}")
     at = small_page()
     assert len(at.error) == 1
-    assert "the limit here is 100" in at.error[0].value
+    assert "These 2 lines need about" in at.error[0].value and "the limit here is" in at.error[0].value
     assert at.button(key="fbo_run").disabled
+    at.multiselect(key="fbo_algorithms").set_value(["dp-fts-de"]).run()
+    assert not at.error and not at.button(key="fbo_run").disabled
 
 
 def test_failing_run_shows_a_message_and_leaves_the_page_usable(monkeypatch):
@@ -152,7 +164,7 @@ def test_failing_run_shows_a_message_and_leaves_the_page_usable(monkeypatch):
     assert not at.button(key="fbo_run").disabled
     monkeypatch.undo()
     at.button(key="fbo_run").click().run()
-    assert run_state(at)["status"] == "done" and not at.error
+    assert done(run_state(at)) and not at.error
 
 
 def test_unavailable_dataset_shows_where_to_put_it(monkeypatch, tmp_path):
@@ -179,11 +191,11 @@ def test_query_params_reproduce_the_configuration():
 
 def test_link_built_by_another_page_opens_that_configuration():
     from engine.fbo import FboConfig
-    from ui.common import fbo_link_params
+    from ui.fbo_controls import link_params
 
     config = FboConfig(algorithm="dp-fts", agents=12, iterations=6, runs=2, q=0.4, z=1.3, budget=4.0)
     at = AppTest.from_file(FBO, default_timeout=TIMEOUT)
-    for name, value in fbo_link_params(config.to_dict()).items():
+    for name, value in link_params(config.to_dict()).items():
         at.query_params[name] = value
     at.run()
     assert not at.exception and not at.warning
@@ -221,7 +233,7 @@ def test_compared_values_add_lines():
     at.selectbox(key="fbo_vary").set_value("z").run()
     at.text_input(key="fbo_values").set_value("1, 2").run()
     at.button(key="fbo_run").click().run()
-    assert run_state(at)["labels"] == ["TS", "DP-FTS-DE (z = 1)", "DP-FTS-DE (z = 2)"]
+    assert run_state(at).labels == ["TS", "DP-FTS-DE (z = 1)", "DP-FTS-DE (z = 2)"]
     at.text_input(key="fbo_values").set_value("1, x").run()
     assert len(at.error) == 1 and "'x' is not a number" in at.error[0].value
 

@@ -9,6 +9,9 @@ import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from ui.fbo_controls import RUN_KEY
+from ui.live_run import LiveRun, RunStatus
+
 PAGE = str(Path(__file__).resolve().parents[1] / "pages" / "6_Tradeoff_explorer.py")
 TINY = "algorithm = dp-fts-de\ndataset = synthetic\nagents = 20\niterations = 8\nfeatures = 20\nn_init = 3"
 
@@ -119,7 +122,7 @@ def test_a_configuration_from_the_federated_bo_page_becomes_the_base(tmp_path, m
     monkeypatch.setenv("DPBO_CACHE_DIR", str(tmp_path / "cache"))
     at = AppTest.from_file(PAGE, default_timeout=60)
     # What the Federated BO page keeps of its last run: its controls' values.
-    at.session_state["fbo_run_state"] = dict(status="done", values=dict(
+    at.session_state[RUN_KEY] = LiveRun(status=RunStatus.DONE, labels=[], results=[], values=dict(
         algorithms=["ts", "fts-de", "dp-fts-de"], dataset="synthetic", agents=40, iterations=25, q=0.3, z=1.2,
         budget_mode="none", budget=8.0, runs=3, seed=0))
     at.run()

@@ -8,16 +8,19 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from engine.sweep import SweepSpec, pareto_mask, parse_assignment, parse_setting, preset_spec, summarise
-from engine.sweep.adapters import coerce
+from engine.sweep import SweepSpec, get_adapter, pareto_mask, parse_assignment, parse_setting, preset_spec, summarise
 from engine.sweep.analysis import series, varied_parameters
-from engine.sweep.spec import derive_seed, parse_lines
+from engine.sweep.values import coerce, derive_seed, parse_lines
 from engine.validation import ConfigError
+
+
+def cells_of(spec: SweepSpec):
+    return spec.cells(get_adapter(spec.tool))
 
 
 def test_grid_has_every_combination_once_in_a_fixed_order():
     spec = SweepSpec("toy", axes=(("x", (1.0, 2.0, 4.0)), ("y", (0.0, 0.5))), runs=2, replicates=2)
-    cells = spec.cells()
+    cells = cells_of(spec)
     assert len(cells) == 3 * 2 * 2
     combos = [(c.params["x"], c.params["y"]) for c in cells if c.replicate == 0]
     assert combos == list(itertools.product((1.0, 2.0, 4.0), (0.0, 0.5)))
@@ -29,37 +32,37 @@ def test_grid_has_every_combination_once_in_a_fixed_order():
 def test_one_at_a_time_varies_each_axis_around_the_base_without_repeating_it():
     # The paper's Fig. 3a design: z varies at q = 0.35, q varies at z = 1; (0.35, 1) once.
     spec = preset_spec("fig3a", runs=1)
-    settings = [(c.params["q"], c.params["z"]) for c in spec.cells() if c.role == "setting"]
+    settings = [(c.params["q"], c.params["z"]) for c in cells_of(spec) if c.role == "setting"]
     expected = [(0.35, z) for z in (1.0, 1.6, 2.0, 3.0, 4.0)] + [(q, 1.0) for q in (0.1, 0.15, 0.2, 0.25)]
     assert sorted(settings) == sorted(expected)
-    refs = [c.params["algorithm"] for c in spec.cells() if c.role == "reference"]
+    refs = [c.params["algorithm"] for c in cells_of(spec) if c.role == "reference"]
     assert refs == ["ts", "fts", "fts-de"]
     # Typed before comparing: a base written "z = 1" (an int) is the same setting as the axis value 1.0.
     typed = SweepSpec("fbo", base={"q": 0.35, "z": 1}, axes=(("z", (1.0, 2.0)), ("q", (0.1, 0.35))),
                       combine="one-at-a-time")
-    assert len(typed.cells()) == 3
+    assert len(cells_of(typed)) == 3
 
 
 def test_cell_seeds_depend_on_what_a_cell_is_not_on_its_position():
     a = SweepSpec("toy", axes=(("x", (1.0, 2.0)),), replicates=3, seed=7)
     b = SweepSpec("toy", axes=(("x", (2.0, 1.0, 8.0)),), replicates=3, seed=7)
-    seeds_a = {(c.params["x"], c.replicate): c.seed for c in a.cells()}
-    seeds_b = {(c.params["x"], c.replicate): c.seed for c in b.cells()}
+    seeds_a = {(c.params["x"], c.replicate): c.seed for c in cells_of(a)}
+    seeds_b = {(c.params["x"], c.replicate): c.seed for c in cells_of(b)}
     assert all(seeds_a[k] == seeds_b[k] for k in seeds_a)
-    keys_a = {(c.params["x"], c.replicate): c.key for c in a.cells()}
-    keys_b = {(c.params["x"], c.replicate): c.key for c in b.cells()}
+    keys_a = {(c.params["x"], c.replicate): c.key for c in cells_of(a)}
+    keys_b = {(c.params["x"], c.replicate): c.key for c in cells_of(b)}
     assert all(keys_a[k] == keys_b[k] for k in keys_a)   # so a grown grid reuses finished cells
     # Paired seeds: every setting sees the same seeds; replicates differ.
     assert seeds_a[(1.0, 0)] == seeds_a[(2.0, 0)] != seeds_a[(1.0, 1)]
-    independent = SweepSpec("toy", axes=(("x", (1.0, 2.0)),), seed=7, paired_seeds=False).cells()
+    independent = cells_of(SweepSpec("toy", axes=(("x", (1.0, 2.0)),), seed=7, paired_seeds=False))
     assert independent[0].seed != independent[1].seed
-    assert SweepSpec("toy", axes=(("x", (1.0,)),), seed=8).cells()[0].seed != seeds_a[(1.0, 0)]
+    assert cells_of(SweepSpec("toy", axes=(("x", (1.0,)),), seed=8))[0].seed != seeds_a[(1.0, 0)]
     assert derive_seed(7, 0) == derive_seed(7, 0)
 
 
 def test_values_take_the_type_of_the_configuration_field():
     spec = SweepSpec("fbo", base={"agents": "20", "iterations": 10.0}, axes=(("z", (1, 1.5)), ("P", (1.0, 2.0))))
-    cell = spec.cells()[0]
+    cell = cells_of(spec)[0]
     assert isinstance(cell.params["z"], float) and isinstance(cell.params["P"], int)
     assert cell.params["agents"] == 20 and isinstance(cell.params["iterations"], int)
     assert coerce("true", {"bool"}) is True and coerce(1, {"bool"}) is True
@@ -79,7 +82,7 @@ def test_values_take_the_type_of_the_configuration_field():
 ])
 def test_bad_sweeps_are_refused_with_a_sentence(spec, fragment):
     with pytest.raises(ConfigError, match=fragment):
-        SweepSpec(**spec).cells()
+        cells_of(SweepSpec(**spec))
 
 
 def test_command_line_values_parse():

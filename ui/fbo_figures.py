@@ -292,8 +292,8 @@ def weights_bar_figure(weights: np.ndarray, selected: np.ndarray, q: float) -> g
                              marker_color=REGION_COLORS[i % len(REGION_COLORS)],
                              hovertemplate=f"sub-region {i + 1}, agent %{{x}}: φ/q = %{{y:.4f}}<extra></extra>"))
     style(fig, hovermode="x unified",
-          title="Weight φ<sub>n</sub><sup>(i)</sup>/q of each picked agent in each sub-region's sum", x="selected agent n",
-          y="φ / q", height=340)
+          title="Weight φ<sub>n</sub><sup>(i)</sup>/q of each picked agent in each sub-region's sum",
+          x="selected agent n", y="φ / q", height=340)
     fig.update_layout(barmode="group", hovermode="closest")
     fig.update_xaxes(type="category")
     return fig
@@ -307,14 +307,16 @@ def signal_noise_figure(signal: np.ndarray, noise: np.ndarray, *, show_noise: bo
     fig = go.Figure()
     for i in range(signal.shape[0]):
         color = REGION_COLORS[i % len(REGION_COLORS)]
-        fig.add_trace(go.Scatter(x=coords, y=signal[i], mode="lines+markers", name=f"ω<sup>({i + 1})</sup> weighted sum",
-                                 line=dict(color=color, width=2.5), marker=dict(size=5)))
+        fig.add_trace(go.Scatter(x=coords, y=signal[i], mode="lines+markers",
+                                 name=f"ω<sup>({i + 1})</sup> weighted sum", line=dict(color=color, width=2.5),
+                                 marker=dict(size=5)))
         if show_noise:
             fig.add_trace(go.Scatter(x=coords, y=signal[i] + noise[i], mode="markers",
                                      name=f"ω<sup>({i + 1})</sup> + noise",
                                      marker=dict(color=color, symbol="x", size=7, opacity=0.8)))
     style(fig, hovermode="x unified",
-          title="Each sub-region's vector ω<sup>(i)</sup>, coordinate by coordinate" + (" (×: after noise)" if show_noise else ""),
+          title="Each sub-region's vector ω<sup>(i)</sup>, coordinate by coordinate"
+          + (" (×: after noise)" if show_noise else ""),
           x="random feature m", y="value", height=360)
     fig.update_layout(hovermode="closest")
     return fig

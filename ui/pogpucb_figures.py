@@ -127,7 +127,8 @@ def release_figure(x: np.ndarray, z: np.ndarray, f: np.ndarray, *, input_names: 
     x, z = np.atleast_2d(x), np.atleast_2d(z)
     fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.1,
                         subplot_titles=("X: the curator's inputs, centred (never released)",
-                                        "Z = r^-½ X M: the release" + (f" ({released_label})" if released_label else "")))
+                                        "Z = r^-½ X M: the release"
+                                        + (f" ({released_label})" if released_label else "")))
     marker = dict(size=4, color=f, colorscale="Viridis", showscale=True,
                   colorbar=dict(title=dict(text="f"), len=0.9, x=1.02))
     xs = x[:, 1] if x.shape[1] > 1 else np.zeros(len(x))

@@ -3,7 +3,8 @@
 Every tool prints one JSON object on stdout and exits 0; a bad option prints
 one sentence on stderr and exits 2, never a traceback. Each tool lives in its
 own module ``engine.cli.<tool>`` exposing ``HELP`` (one line),
-``add_arguments(parser)`` and ``run(args) -> dict``.
+``add_arguments(parser)`` and ``run(args) -> dict``; a tool that starts heavy
+work prices it first with :func:`engine.limits.check` under :func:`host_limits`.
 """
 
 from __future__ import annotations
@@ -14,9 +15,15 @@ import json
 import math
 import sys
 
+from engine.limits import HostLimits
 from engine.validation import ConfigError
 
 TOOLS = ("fbo", "privacy", "hype", "pogpucb", "data", "sweep", "audit")
+
+
+def host_limits() -> HostLimits:
+    """The command line's limits: memory always, CPU time only when the host sets DPBO_MAX_SECONDS."""
+    return HostLimits.from_env(default_seconds=None)
 
 
 class UsageError(Exception):
@@ -26,7 +33,7 @@ class UsageError(Exception):
 class OneLineParser(argparse.ArgumentParser):
     """argparse that reports problems as one sentence instead of usage + error."""
 
-    def error(self, message):  # noqa: D401 - argparse hook
+    def error(self, message):  # argparse calls this for a malformed command line
         raise UsageError(message[0].upper() + message[1:].rstrip(".") + ".")
 
 

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from engine.cli import host_limits
 from engine.fbo import FboConfig, run_fbo
 from engine.fbo.config import ALGORITHMS, FTS_VARIANTS, PT_SCHEDULES, WEIGHT_SCHEDULES, WEIGHTS
+from engine.fbo.plan import resolve_agents
+from engine.limits import check, fbo_cost
 from engine.objectives import DATASETS
 from engine.privacy import ACCOUNTANTS, SAMPLING
 
@@ -26,7 +29,8 @@ def add_arguments(parser) -> None:
     parser.add_argument("--iterations", type=int, default=d.iterations, help="T, iterations after initialisation")
     parser.add_argument("--features", type=int, default=d.features, help="M random Fourier features")
     parser.add_argument("--lengthscale", type=float, default=None, help="SE lengthscale (default: the task's)")
-    parser.add_argument("--noise-var", type=float, default=None, help="lambda of the BLR posterior (default: the task's)")
+    parser.add_argument("--noise-var", type=float, default=None,
+                        help="lambda of the BLR posterior (default: the task's)")
     parser.add_argument("--q", type=float, default=d.q, help="sampling probability of an agent per server round")
     parser.add_argument("--z", type=float, default=d.z, help="noise multiplier")
     parser.add_argument("--S", type=float, default=d.S, help="clipping threshold (vectors clipped to S / sqrt(P))")
@@ -69,4 +73,6 @@ def config_from_args(args) -> FboConfig:
 
 
 def run(args) -> dict:
-    return run_fbo(config_from_args(args)).to_json()
+    config = config_from_args(args)
+    check(fbo_cost(config, resolve_agents(config)), host_limits())
+    return run_fbo(config).to_json()

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from engine.cli import host_limits
 from engine.hype import AGGREGATIONS, HYPE_DATASETS, MODES, HypeConfig, calibrate_sigma, run_hype, sensitivity
 from engine.hype.calibration import epsilon_for_sigma
 from engine.hype.config import DEFAULT_EPSILON
 from engine.hype.sweeps import success_grid
+from engine.limits import check, hype_cost
 from engine.validation import ConfigError, check_int, check_positive, check_probability_open, check_range
 
 HELP = "DP-HYPE: success rate of private hyperparameter voting (simulation or data), or the calibrated noise."
@@ -65,6 +67,7 @@ def run(args) -> dict:
     if args.calibrate:
         return _calibrate(args)
     config = config_from_args(args)
+    check(hype_cost(config), host_limits())
     if args.fig2a:
         return success_grid(config).to_json()
     return run_hype(config).to_json()

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import math
 
+from engine.cli import host_limits
+from engine.limits import check, pogpucb_cost
 from engine.pogpucb import HYPER_MODES, TASK_DEFAULTS, TASKS, PoConfig, run_pogpucb
-from engine.validation import ConfigError, check_range
+from engine.validation import check_range
 
 HELP = ("PO-GP-UCB (private outsourced BO by random projection): simple regret over runs against "
         "non-private GP-UCB, the curator's branch (sigma_min vs omega) and the largest admissible r.")
@@ -34,7 +36,7 @@ def add_arguments(parser) -> None:
 def config_from_args(args) -> PoConfig:
     defaults = TASK_DEFAULTS[args.dataset]
     if args.log_epsilon is not None:
-        epsilon = math.exp(check_range("log epsilon", args.log_epsilon, -20, 20))
+        epsilon = math.exp(check_range("log_epsilon", args.log_epsilon, -20, 20, name="log epsilon"))
     elif args.epsilon is not None:
         epsilon = args.epsilon
     else:
@@ -50,6 +52,5 @@ def config_from_args(args) -> PoConfig:
 
 def run(args) -> dict:
     config = config_from_args(args)
-    if not isinstance(config, PoConfig):  # pragma: no cover - defensive
-        raise ConfigError("Could not build the configuration.")
+    check(pogpucb_cost(config), host_limits())
     return run_pogpucb(config).to_json()

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import sys
 
+from engine.cli import host_limits
+from engine.limits import check
 from engine.sweep import (
     COMBINE,
     EXECUTORS,
@@ -15,6 +17,7 @@ from engine.sweep import (
     parse_setting,
     preset_spec,
     run_sweep,
+    spec_cost,
 )
 from engine.validation import ConfigError
 
@@ -82,6 +85,7 @@ def run(args) -> dict:
     get_adapter(spec.tool)
     if args.scheduler and args.executor != "dask":
         raise ConfigError("--scheduler needs --executor dask.", "scheduler")
+    check(spec_cost(spec, executor=args.executor, workers=args.workers), host_limits(), what="This sweep")
 
     def report(progress):
         print(progress.line(), file=sys.stderr, flush=True)

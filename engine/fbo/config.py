@@ -11,7 +11,7 @@ import dataclasses
 from dataclasses import dataclass
 
 from engine.objectives.registry import DATASETS
-from engine.privacy import ACCOUNTANTS, SAMPLING
+from engine.privacy import ACCOUNTANTS, SAMPLING, supports
 from engine.validation import (
     ConfigError,
     check_choice,
@@ -36,9 +36,6 @@ PT_SCHEDULE_LABELS = {"sqrt": "1 - p_t = 1/sqrt(t)", "linear": "1 - p_t = 1/t", 
 WEIGHTS = ("adaptive", "equal", "fixed")  # fixed = non-adaptive softmax (App. B.2.5, T_t = 1)
 WEIGHT_SCHEDULES = ("synthetic", "real")  # App. B: a_t decays over t=6..10, or constant 10 then over 30
 FTS_VARIANTS = ("target", "concurrent")
-
-DEFAULT_MAX_WORK = 200 * 60 * 10  # agents x iterations x runs a hosted run may ask for
-
 
 @dataclass(frozen=True)
 class FboConfig:
@@ -79,41 +76,41 @@ class FboConfig:
         check_choice("algorithm", self.algorithm, ALGORITHMS)
         check_choice("dataset", self.dataset, DATASETS)
         if self.agents is not None:
-            check_int("number of agents N", self.agents, 2)
-        check_int("number of iterations T", self.iterations, 1)
-        check_int("number of random features M", self.features, 1)
+            check_int("agents", self.agents, 2, name="number of agents N")
+        check_int("iterations", self.iterations, 1, name="number of iterations T")
+        check_int("features", self.features, 1, name="number of random features M")
         if self.lengthscale is not None:
             check_positive("lengthscale", self.lengthscale)
         if self.noise_var is not None:
-            check_positive("noise variance", self.noise_var)
+            check_positive("noise_var", self.noise_var, name="noise variance")
         check_range("q", self.q, 0, 1, low_open=True)
         check_positive("z", self.z)
         check_positive("S", self.S)
-        check_int("number of sub-regions P", self.P, 1)
+        check_int("P", self.P, 1, name="number of sub-regions P")
         if self.agents is not None and self.uses_de and self.P > self.agents:
             raise ConfigError(f"P must be at most the number of agents ({self.agents}), got {self.P}.", "P")
         check_choice("sampling", self.sampling, SAMPLING)
-        check_choice("p_t schedule", self.pt_schedule, PT_SCHEDULES)
-        check_range("constant 1 - p_t", self.pt_constant, 0, 1)
+        check_choice("pt_schedule", self.pt_schedule, PT_SCHEDULES, name="p_t schedule")
+        check_range("pt_constant", self.pt_constant, 0, 1, name="constant 1 - p_t")
         check_choice("weights", self.weights, WEIGHTS)
-        check_positive("weight parameter a", self.weight_a)
-        check_choice("weight schedule", self.weight_schedule, WEIGHT_SCHEDULES)
-        check_int("number of initial points", self.n_init, 1)
-        check_choice("FTS variant", self.fts_variant, FTS_VARIANTS)
+        check_positive("weight_a", self.weight_a, name="weight parameter a")
+        check_choice("weight_schedule", self.weight_schedule, WEIGHT_SCHEDULES, name="weight schedule")
+        check_int("n_init", self.n_init, 1, name="number of initial points")
+        check_choice("fts_variant", self.fts_variant, FTS_VARIANTS, name="FTS variant")
         if self.alpha is not None:
-            check_range("heterogeneity alpha", self.alpha, 0, None)
+            check_range("alpha", self.alpha, 0, None, name="heterogeneity alpha")
         check_choice("domain", self.domain, ("table", "continuous"))
-        check_int("number of runs", self.runs, 1)
+        check_int("runs", self.runs, 1, name="number of runs")
         check_int("seed", self.seed, 0)
-        check_int("objective seed", self.objective_seed, 0)
+        check_int("objective_seed", self.objective_seed, 0, name="objective seed")
         check_choice("accountant", self.accountant, ACCOUNTANTS)
         if self.delta is not None:
             check_probability_open("delta", self.delta)
         if self.budget is not None:
-            check_positive("privacy budget epsilon*", self.budget)
+            check_positive("budget", self.budget, name="privacy budget epsilon*")
         if self.calibrate_z and self.budget is None:
             raise ConfigError("Calibrating z needs a privacy budget epsilon*.", "budget")
-        if self.is_private and self.sampling == "fixed" and self.accountant == "pld":
+        if self.is_private and not supports(self.accountant, self.sampling):
             raise ConfigError("The PLD accountant does not support fixed-size sampling; choose rdp or ma.",
                               "accountant")
 
@@ -148,11 +145,3 @@ class FboConfig:
             raise ConfigError(f"Unknown setting(s): {', '.join(unknown)}.")
         return cls(**data)
 
-
-def check_work_limit(config: FboConfig, n_agents: int, max_work: int = DEFAULT_MAX_WORK) -> None:
-    """Refuse runs larger than a hosted instance should accept (agents x iterations x runs)."""
-    work = n_agents * config.iterations * config.runs
-    if work > max_work:
-        raise ConfigError(
-            f"This run asks for {work:,} agent-iterations (agents x iterations x runs); "
-            f"the limit here is {max_work:,}. Lower the agents, iterations or runs.", "runs")

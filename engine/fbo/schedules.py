@@ -30,7 +30,7 @@ def one_minus_pt(schedule: str, t, constant: float = 0.5):
     -------
     float or numpy.ndarray
     """
-    check_choice("p_t schedule", schedule, PT_SCHEDULES)
+    check_choice("pt_schedule", schedule, PT_SCHEDULES, name="p_t schedule")
     t_arr = np.maximum(np.asarray(t, dtype=float), 1.0)
     if schedule == "sqrt":
         out = 1.0 / np.sqrt(t_arr)
@@ -39,7 +39,7 @@ def one_minus_pt(schedule: str, t, constant: float = 0.5):
     elif schedule == "square":
         out = 1.0 / t_arr ** 2
     else:
-        out = np.full_like(t_arr, check_range("constant 1 - p_t", constant, 0, 1))
+        out = np.full_like(t_arr, check_range("pt_constant", constant, 0, 1, name="constant 1 - p_t"))
     return float(out) if np.ndim(out) == 0 else out
 
 
@@ -50,7 +50,7 @@ def weight_level(t, a: float = 15.0, schedule: str = "synthetic"):
     Real-world: 16 for the first 10 iterations, then down to 1 over the next 30.
     The temperature is T_t = a / (a_t - 1), infinite (uniform weights) at a_t = 1.
     """
-    check_choice("weight schedule", schedule, tuple(WEIGHT_SCHEDULE_STEPS))
+    check_choice("weight_schedule", schedule, tuple(WEIGHT_SCHEDULE_STEPS), name="weight schedule")
     hold, decay = WEIGHT_SCHEDULE_STEPS[schedule]
     t_arr = np.asarray(t, dtype=float)
     start = a + 1.0

@@ -49,7 +49,8 @@ class BatchServerStep:
                           noise=self.noise[r], noise_std=self.noise_std, broadcast=self.broadcast[r])
 
 
-def select_agents(n_runs: int, n_agents: int, q: float, rng: np.random.Generator, sampling: str = "poisson") -> np.ndarray:
+def select_agents(n_runs: int, n_agents: int, q: float, rng: np.random.Generator,
+                  sampling: str = "poisson") -> np.ndarray:
     """The subsample S_t of every run, a (R, N) bool mask.
 
     ``poisson``: each agent independently with probability q (Algorithm 1, line 6);

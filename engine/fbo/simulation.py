@@ -41,6 +41,7 @@ from engine.fbo.agents import AgentPool
 from engine.blas import single_threaded_blas
 from engine.fbo.config import FboConfig
 from engine.fbo.domain import make_domain
+from engine.fbo.plan import make_plan
 from engine.fbo.records import FboResult, IterationRecord
 from engine.fbo.schedules import one_minus_pt
 from engine.fbo.server import aggregate_batch
@@ -48,9 +49,7 @@ from engine.fbo.subregions import Subregions
 from engine.fbo.weights import subregion_weights
 from engine.objectives import build_objective
 from engine.objectives.base import Objective
-from engine.privacy import calibrate_z, default_delta, epsilon, epsilon_curve, releases_within_budget
 from engine.surrogate import sample_features
-from engine.validation import ConfigError
 
 
 class Simulation:
@@ -64,6 +63,9 @@ class Simulation:
 
     Attributes
     ----------
+    plan : RunPlan
+        What the run does before its first iteration (:mod:`engine.fbo.plan`);
+        the attributes below repeat its parts for the simulation's own use.
     n_agents, delta, z, objective, metric_label, releases_allowed, epsilon_curve
         ``z`` is the noise multiplier used (calibrated when ``config.calibrate_z``);
         ``releases_allowed`` is how many server releases the run makes (T without a
@@ -84,38 +86,17 @@ class Simulation:
             objective = build_objective(config.dataset, n_agents=config.agents, alpha=config.alpha,
                                         seed=config.objective_seed, data_dir=config.data_dir, domain=config.domain)
         self.objective = objective
-        self.n_agents = N = int(objective.n_agents)
-        if N < 2:
-            raise ConfigError(f"Federated BO needs at least 2 agents, the objective has {N}.", "agents")
-        self.P = config.n_subregions
-        if self.P > N:
-            raise ConfigError(f"P must be at most the number of agents ({N}), got {self.P}.", "P")
+        # What the run will do and release (agents, delta, z, epsilon curve, budget) is its plan.
+        self.plan = plan = make_plan(config, objective)
+        self.n_agents = plan.n_agents
+        self.P = plan.n_subregions
         self.metric_label = objective.metric_label
         self.lengthscale = float(config.lengthscale or objective.lengthscale)
         self.noise_var = float(config.noise_var or objective.noise_var)
-        self.delta = float(config.delta) if config.delta is not None else default_delta(N)
-        self.z = float(config.z)
-        T = config.iterations
-        self.epsilon_curve = None
-        self.budget_reached_at = None
-        if config.is_private:
-            common = dict(sampling=config.sampling, n_agents=N)
-            if config.calibrate_z:
-                self.z = calibrate_z(config.budget, config.q, T, self.delta, config.accountant, **common)
-            self.epsilon_curve = epsilon_curve(config.q, self.z, T, self.delta, config.accountant, **common)
-            if config.calibrate_z:
-                # The curve may use a coarser grid (PLD); the end point is the calibrated one.
-                self.epsilon_curve[-1] = epsilon(config.q, self.z, T, self.delta, config.accountant, **common)
-                self.releases_allowed = T
-                self.budget_reached_at = T
-            elif config.budget is not None:
-                self.releases_allowed = min(T, releases_within_budget(self.epsilon_curve, config.budget))
-                if self.releases_allowed < T:
-                    self.budget_reached_at = self.releases_allowed
-            else:
-                self.releases_allowed = T
-        else:
-            self.releases_allowed = T if config.uses_server else 0
+        self.delta, self.z = plan.delta, plan.z
+        self.epsilon_curve = plan.epsilon_curve
+        self.releases_allowed = plan.releases
+        self.budget_reached_at = plan.budget_reached_at
 
         self._rng = np.random.default_rng(config.seed)
         self._records: list[IterationRecord] = []

@@ -29,8 +29,8 @@ def _prime_factors(n: int) -> list[int]:
 
 def split_counts(P: int, dim: int) -> tuple[int, ...]:
     """Number of equal cuts of each dimension, their product is P."""
-    P = check_int("number of sub-regions P", P, 1)
-    dim = check_int("input dimension", dim, 1)
+    P = check_int("P", P, 1, name="number of sub-regions P")
+    dim = check_int("dim", dim, 1, name="input dimension")
     counts = [1] * dim
     for factor in _prime_factors(P):
         counts[int(np.argmin(counts))] *= factor
@@ -41,8 +41,8 @@ class Subregions:
     """P equal-volume boxes partitioning [0, 1]^D."""
 
     def __init__(self, P: int, dim: int):
-        self.P = check_int("number of sub-regions P", P, 1)
-        self.dim = check_int("input dimension", dim, 1)
+        self.P = check_int("P", P, 1, name="number of sub-regions P")
+        self.dim = check_int("dim", dim, 1, name="input dimension")
         self.counts = np.array(split_counts(P, dim))
 
     def index(self, points: np.ndarray) -> np.ndarray:
@@ -59,7 +59,7 @@ class Subregions:
 
     def assign(self, n_agents: int) -> np.ndarray:
         """Round-robin assignment: agent n explores sub-region n mod P."""
-        return np.arange(check_int("number of agents", n_agents, 1)) % self.P
+        return np.arange(check_int("agents", n_agents, 1, name="number of agents")) % self.P
 
     def sample_points(self, regions: np.ndarray, n: int, rng: np.random.Generator) -> np.ndarray:
         """``n`` points uniform in each given sub-region: regions (...,) -> (..., n, D)."""

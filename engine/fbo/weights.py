@@ -39,8 +39,8 @@ def subregion_weights(assignment: np.ndarray, P: int, t: int, *, a: float = 15.0
     -------
     (P, N) array whose rows sum to 1.
     """
-    P = check_int("number of sub-regions P", P, 1)
-    check_positive("weight parameter a", a)
+    P = check_int("P", P, 1, name="number of sub-regions P")
+    check_positive("weight_a", a, name="weight parameter a")
     check_choice("weights", mode, WEIGHT_MODES)
     assignment = np.asarray(assignment)
     indicator = (assignment[None, :] == np.arange(P)[:, None]).astype(float)  # (P, N)

@@ -13,8 +13,9 @@ would need 14-48 % more noise.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
-from engine.hype.voting import sensitivity
+from engine.hype.voting import per_client_std, sensitivity
 from engine.privacy.gaussian import gaussian_epsilon, gaussian_sigma
 
 
@@ -42,3 +43,30 @@ def effective_noise(sigma: float, clients: int, xi: float, dropped: int) -> floa
     sigma^2 (n - dropped) / ((1 - xi) n), at least sigma^2 while dropped <= xi n.
     """
     return float(sigma) * math.sqrt((clients - dropped) / ((1.0 - xi) * clients))
+
+
+@dataclass(frozen=True)
+class NoiseSummary:
+    """The noise of a DP-HYPE configuration before any vote.
+
+    ``sigma`` is the standard deviation on the summed votes (calibrated from
+    epsilon, or given), ``epsilon`` what one vote spends (inf without noise),
+    ``per_client`` what each client adds, ``actual`` the standard deviation
+    left on the sum after the configured dropouts and ``actual_epsilon`` the
+    privacy that gives (above the budget once more than xi n clients drop out).
+    """
+
+    sigma: float
+    epsilon: float
+    per_client: float
+    actual: float
+    actual_epsilon: float
+
+
+def noise_summary(config) -> NoiseSummary:
+    """The :class:`NoiseSummary` of ``config`` (a HypeConfig)."""
+    sigma, eps = resolve_noise(config.epsilon, config.sigma, config.delta, config.k)
+    actual = effective_noise(sigma, config.clients, config.xi, config.dropped)
+    actual_eps = epsilon_for_sigma(actual, config.delta, config.k) if actual != sigma else eps
+    return NoiseSummary(sigma=sigma, epsilon=eps, per_client=per_client_std(sigma, config.clients, config.xi),
+                        actual=actual, actual_epsilon=actual_eps)

@@ -66,10 +66,10 @@ class HypeConfig:
 
     def __post_init__(self):
         check_choice("mode", self.mode, MODES)
-        check_int("number of clients n", self.clients, 1, MAX_CLIENTS)
+        check_int("clients", self.clients, 1, MAX_CLIENTS, name="number of clients n")
         if self.mode == "simulation":
-            check_int("number of candidates p", self.candidates, 2, MAX_CANDIDATES)
-            good = check_int("number of good candidates", self.good, 1)
+            check_int("candidates", self.candidates, 2, MAX_CANDIDATES, name="number of candidates p")
+            good = check_int("good", self.good, 1, name="number of good candidates")
             if good > self.candidates:
                 raise ConfigError(f"The number of good candidates must be at most the number of candidates "
                                   f"({self.candidates}), got {good}.", "good")
@@ -86,23 +86,23 @@ class HypeConfig:
         if self.sigma is not None:
             check_range("sigma", self.sigma, 0)
         check_probability_open("delta", self.delta)
-        check_range("dropout tolerance xi", self.xi, 0, 1, high_open=True)
-        check_range("dropout fraction", self.dropout, 0, 1, high_open=True)
+        check_range("xi", self.xi, 0, 1, high_open=True, name="dropout tolerance xi")
+        check_range("dropout", self.dropout, 0, 1, high_open=True, name="dropout fraction")
         if self.dropped >= self.clients:
             raise ConfigError(f"The dropout fraction leaves no client reporting (n = {self.clients}).", "dropout")
-        check_int("number of repetitions", self.repetitions, 1, MAX_REPETITIONS)
+        check_int("repetitions", self.repetitions, 1, MAX_REPETITIONS, name="number of repetitions")
         check_int("seed", self.seed, 0)
         check_choice("aggregation", self.aggregation, AGGREGATIONS)
         if self.mode == "data":
-            check_choice("data set", self.dataset, HYPE_DATASETS)
+            check_choice("dataset", self.dataset, HYPE_DATASETS, name="data set")
             if self.alpha is not None:
-                check_positive("Dirichlet alpha", self.alpha)
+                check_positive("alpha", self.alpha, name="Dirichlet alpha")
             largest = max_clients(self.dataset)
             if self.clients > largest:
                 raise ConfigError(f"The {self.dataset} data set can serve at most {largest} clients "
                                   f"(each needs 2 training examples), got {self.clients}.", "clients")
             check_range("good_within", self.good_within, 0, 1)
-            check_int("number of runs", self.runs, 1, MAX_RUNS)
+            check_int("runs", self.runs, 1, MAX_RUNS, name="number of runs")
 
     # ------------------------------------------------------------------ derived
 

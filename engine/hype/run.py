@@ -15,7 +15,7 @@ from typing import Iterator
 
 import numpy as np
 
-from engine.hype.calibration import effective_noise, epsilon_for_sigma, resolve_noise
+from engine.hype.calibration import noise_summary
 from engine.hype.config import HypeConfig
 from engine.hype.setup import Setup, block_votes, make_setup
 from engine.hype.simulation import block_length, block_rng, blocks
@@ -141,10 +141,8 @@ class HypeResult:
 
 
 def new_result(config: HypeConfig, setup: Setup) -> HypeResult:
-    sigma, eps = resolve_noise(config.epsilon, config.sigma, config.delta, config.k)
-    noise = effective_noise(sigma, config.clients, config.xi, config.dropped)
-    eff_eps = epsilon_for_sigma(noise, config.delta, config.k) if noise != sigma else eps
-    result = HypeResult(config, sigma, eps, noise, eff_eps, setup.good.copy(),
+    noise = noise_summary(config)
+    result = HypeResult(config, noise.sigma, noise.epsilon, noise.actual, noise.actual_epsilon, setup.good.copy(),
                         winner_counts=np.zeros(setup.p, dtype=np.int64),
                         clean_vote_sum=np.zeros(setup.p, dtype=np.int64), labels=setup.labels)
     if config.mode == "data":

@@ -15,6 +15,7 @@ client-by-client secure summation, see :mod:`engine.hype.voting`).
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -34,6 +35,24 @@ FIG2A_EPSILONS = (0.25, 1.0)
 FIG2A_SIGMA_LOSSES = (0.1, 0.2, 0.3, 0.5, 0.75, 1.0)
 # Fig. 2b: |H_good| = 2^i with sigma_loss = 0.2.
 FIG2B_GOODS = (1, 2, 4, 8, 16, 32, 64)
+# The success curve against epsilon or k around one setting (the page's), and its repetitions per point
+# (the points share losses and noise, so they are cheap).
+CURVE_EPSILONS = (0.1, 0.25, 0.5, 1.0, 3.0)
+CURVE_KS = (1, 2, 3, 5, 10, 20, 50, 100)
+CURVE_REPETITIONS = 1000
+
+
+def curve_axis(config: HypeConfig, against: str, epsilon: float) -> tuple[tuple, tuple]:
+    """``(ks, epsilons)`` of the success curve of ``config`` against ``"epsilon"`` or ``"k"``.
+
+    Against epsilon: the standard epsilons plus the setting's own (``epsilon``,
+    when finite) at the setting's k. Against k: every standard k up to p plus
+    the setting's own, at ``epsilon``.
+    """
+    if against == "epsilon":
+        own = {float(epsilon)} if math.isfinite(epsilon) else set()
+        return (config.k,), tuple(sorted(set(CURVE_EPSILONS) | own))
+    return tuple(sorted({k for k in CURVE_KS if k <= config.p} | {config.k})), (float(epsilon),)
 
 
 @dataclass

@@ -48,9 +48,9 @@ def _digits() -> tuple[np.ndarray, np.ndarray]:
 def make_task(n_agents: int | None = None, alpha: float | None = None, seed: int = 0,
               data_dir: str | None = None) -> RbfSvmTask:
     """The digits task; ``data_dir`` is unused (the data ship with scikit-learn)."""
-    count = DEFAULT_AGENTS if n_agents is None else check_int("number of agents N", n_agents, 1)
-    alpha = DEFAULT_ALPHA if alpha is None else check_positive("heterogeneity alpha", alpha)
-    seed = check_int("objective seed", seed, 0)
+    count = DEFAULT_AGENTS if n_agents is None else check_int("agents", n_agents, 1, name="number of agents N")
+    alpha = DEFAULT_ALPHA if alpha is None else check_positive("alpha", alpha, name="heterogeneity alpha")
+    seed = check_int("objective_seed", seed, 0, name="objective seed")
     features, labels = _digits()
     agents = agent_splits(features, labels, count, alpha, seed, MIN_PER_CLASS)
     return RbfSvmTask(

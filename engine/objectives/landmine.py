@@ -27,6 +27,7 @@ from engine.validation import ConfigError, check_int
 C_RANGE = (1e-4, 10.0)
 GAMMA_RANGE = (1e-2, 10.0)
 DEFAULT_GRID = 50  # 50 x 50 = 2,500 candidates
+DEFAULT_AGENTS = LANDMINE_FIELDS
 
 
 def split_fields(fields, seed: int) -> tuple[SplitData, ...]:
@@ -46,11 +47,11 @@ def make_task(n_agents: int | None = None, alpha: float | None = None, seed: int
     missing or corrupt, :class:`ConfigError` for more than 29 agents.
     """
     if n_agents is not None:
-        check_int("number of agents N", n_agents, 1)
+        check_int("agents", n_agents, 1, name="number of agents N")
         if n_agents > LANDMINE_FIELDS:
             raise ConfigError(f"The landmine task has {LANDMINE_FIELDS} fields, so N must be at most "
                               f"{LANDMINE_FIELDS}, got {n_agents}.", "agents")
-    seed = check_int("objective seed", seed, 0)
+    seed = check_int("objective_seed", seed, 0, name="objective seed")
     fields = load_landmine(data_dir)
     count = LANDMINE_FIELDS if n_agents is None else int(n_agents)
     return RbfSvmTask(

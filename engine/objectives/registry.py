@@ -24,6 +24,12 @@ def dataset_label(name: str) -> str:
     return DATASETS[name][1]
 
 
+def default_agents(name: str) -> int:
+    """The number of agents the task has when none is asked for (its module's ``DEFAULT_AGENTS``)."""
+    check_choice("dataset", name, DATASETS)
+    return int(importlib.import_module(DATASETS[name][0]).DEFAULT_AGENTS)
+
+
 def build_objective(name: str, *, n_agents: int | None = None, alpha: float | None = None, seed: int = 0,
                     data_dir: str | None = None, domain: str = "table"):
     """Build the objective ``name``.

@@ -81,10 +81,10 @@ def build(n_agents: int | None = None, alpha: float | None = None, seed: int = 0
         ``table``: the 1000-point grid; ``continuous``: the same functions on
         [0, 1], linearly interpolated between grid points.
     """
-    n_agents = DEFAULT_AGENTS if n_agents is None else check_int("number of agents N", n_agents, 1)
+    n_agents = DEFAULT_AGENTS if n_agents is None else check_int("agents", n_agents, 1, name="number of agents N")
     if alpha is not None:
-        alpha = check_range("heterogeneity alpha", alpha, 0, 1)
-    seed = check_int("objective seed", seed, 0)
+        alpha = check_range("alpha", alpha, 0, 1, name="heterogeneity alpha")
+    seed = check_int("objective_seed", seed, 0, name="objective seed")
     check_choice("domain", domain, ("table", "continuous"))
     grid, values = synthetic_values(n_agents, alpha, seed)
     common = dict(name="synthetic", n_agents=n_agents, dim=1, noise_std=float(np.sqrt(NOISE_VAR)),

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import importlib
 import os
 import re
 import shutil
@@ -32,6 +33,7 @@ import numpy as np
 
 from engine.cache import cache_key, load_arrays, save_arrays_atomic
 from engine.objectives.base import FunctionObjective, Objective, TableObjective
+from engine.objectives.registry import DATASETS
 from engine.paths import cache_dir as default_cache_dir
 from engine.validation import check_choice, check_int
 
@@ -83,7 +85,7 @@ def grid_candidates(dim: int, size: int) -> np.ndarray:
 
 
 def _grid(task: Task, grid: int | None) -> int:
-    return task.default_grid if grid is None else check_int("grid size", grid, 2, 500)
+    return task.default_grid if grid is None else check_int("grid", grid, 2, 500, name="grid size")
 
 
 def table_definition(task: Task, grid: int | None = None) -> dict:
@@ -235,7 +237,7 @@ def build_table(task: Task, grid: int | None = None, *, n_jobs: int | None = Non
             # Starting worker processes costs seconds (each imports scikit-learn): not worth it for small tables.
             small = len(missing) * len(candidates) < SMALL_BUILD
             n_jobs = 1 if small else (os.cpu_count() or 1)
-        jobs = min(len(missing), check_int("number of jobs", n_jobs, 1))
+        jobs = min(len(missing), check_int("jobs", n_jobs, 1, name="number of jobs"))
         if jobs <= 1:
             results = (_score_agent(task, agent, candidates) for agent in missing)
         else:
@@ -327,10 +329,6 @@ TABLE_TASKS = ("landmine", "digits-svm", "breast-cancer-lr")
 def make_task(name: str, *, n_agents: int | None = None, alpha: float | None = None, seed: int = 0,
               data_dir=None) -> Task:
     """The :class:`Task` behind the registered data set ``name`` (one of :data:`TABLE_TASKS`)."""
-    import importlib
-
-    from engine.objectives.registry import DATASETS
-
     check_choice("dataset", name, TABLE_TASKS)
     module = importlib.import_module(DATASETS[name][0])
     return module.make_task(n_agents=n_agents, alpha=alpha, seed=seed, data_dir=data_dir)

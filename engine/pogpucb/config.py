@@ -109,5 +109,5 @@ def _whole(field: str, value, low: int, high: int, name: str) -> int:
 
 def config_from_log_epsilon(log_epsilon: float, **fields) -> PoConfig:
     """A PoConfig with ``epsilon = exp(log_epsilon)`` (the paper reports epsilon as exp(1.1) etc.)."""
-    value = check_range("log epsilon", log_epsilon, -20, 20)
+    value = check_range("log_epsilon", log_epsilon, -20, 20, name="log epsilon")
     return PoConfig(epsilon=math.exp(value), **fields)

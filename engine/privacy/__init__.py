@@ -16,11 +16,13 @@ from engine.privacy.accountants import (
     make_accountant,
     releases_within_budget,
     subsampled_gaussian_event,
+    supports,
 )
 from engine.privacy.gaussian import GAUSSIAN_ACCOUNTANTS, gaussian_epsilon, gaussian_sigma
 
 __all__ = [
     "ACCOUNTANTS", "ACCOUNTANT_LABELS", "SAMPLING", "MomentsAccountant", "calibrate_q", "calibrate_steps",
-    "calibrate_z", "default_delta", "GAUSSIAN_ACCOUNTANTS", "gaussian_epsilon", "gaussian_sigma", "epsilon", "epsilon_curve", "epsilon_of_event", "fixed_sample_size",
-    "make_accountant", "releases_within_budget", "subsampled_gaussian_event",
+    "calibrate_z", "default_delta", "GAUSSIAN_ACCOUNTANTS", "gaussian_epsilon", "gaussian_sigma", "epsilon",
+    "epsilon_curve", "epsilon_of_event", "fixed_sample_size",
+    "make_accountant", "releases_within_budget", "subsampled_gaussian_event", "supports",
 ]

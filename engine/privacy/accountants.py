@@ -27,7 +27,7 @@ import math
 import dp_accounting as dpa
 import numpy as np
 from dp_accounting.pld import PLDAccountant
-from dp_accounting.rdp import RdpAccountant
+from dp_accounting.rdp import RdpAccountant, compute_epsilon
 
 from engine.validation import ConfigError, check_choice, check_int, check_positive, check_probability_open, check_range
 
@@ -45,9 +45,43 @@ MA_ORDERS = tuple(range(2, 64))
 PLD_DISCRETISATION = 1e-3
 PLD_CURVE_DISCRETISATION = 1e-2
 
-# dp_accounting logs a warning for every fractional order its series misses;
-# the order is dropped from the minimum, which is safe, so keep the console quiet.
-logging.getLogger("absl").setLevel(logging.ERROR)
+
+class _OncePerSetting(logging.Filter):
+    """Let each of dp_accounting's warnings through once per template and first argument.
+
+    The RDP series warns "failed to converge ... excluding this order" for every
+    fractional order and every noise level a calibration tries (hundreds of
+    lines for one question). A user of a privacy tool must see that it
+    happened, so nothing is silenced: the first warning of a kind (per sampling
+    rate q) is shown, with a note, and its exact repeats are dropped.
+    """
+
+    def __init__(self):
+        super().__init__()
+        self._seen: set = set()
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.levelno < logging.WARNING:
+            return True
+        args = record.args if isinstance(record.args, tuple) else ()
+        key = (str(record.msg), repr(args[:1]))
+        if key in self._seen:
+            return False
+        self._seen.add(key)
+        record.msg = f"{record.msg} (dp_accounting; further warnings of this kind are not repeated)"
+        return True
+
+
+logging.getLogger("absl").addFilter(_OncePerSetting())
+
+
+def moments_epsilon(orders, rdp, delta: float) -> tuple[float, float]:
+    """The classic RDP-to-DP conversion ``min_a RDP(a) + log(1/delta) / (a - 1)``: (epsilon, order)."""
+    orders = np.asarray(orders, dtype=float)
+    eps = np.asarray(rdp, dtype=float) + math.log(1.0 / delta) / (orders - 1.0)
+    eps = np.where(np.isnan(eps), np.inf, eps)
+    best = int(np.argmin(eps))
+    return max(0.0, float(eps[best])), float(orders[best])
 
 
 class MomentsAccountant(RdpAccountant):
@@ -61,19 +95,31 @@ class MomentsAccountant(RdpAccountant):
         super().__init__(orders=list(MA_ORDERS), neighboring_relation=neighboring_relation)
 
     def get_epsilon_and_optimal_order(self, target_delta: float):
-        orders = np.asarray(self.orders, dtype=float)
-        eps = np.asarray(self.rdp, dtype=float) + math.log(1.0 / target_delta) / (orders - 1.0)
-        eps = np.where(np.isnan(eps), np.inf, eps)
-        best = int(np.argmin(eps))
-        return max(0.0, float(eps[best])), float(orders[best])
+        return moments_epsilon(self.orders, self.rdp, target_delta)
 
     def get_epsilon(self, target_delta: float) -> float:
         return self.get_epsilon_and_optimal_order(target_delta)[0]
 
 
+def rdp_to_epsilon(accountant: RdpAccountant, rdp, delta: float) -> float:
+    """epsilon of the RDP vector ``rdp`` (at ``accountant.orders``) with the accountant's own conversion.
+
+    Both conversions are dp_accounting's public functions (or the classic one
+    above for the moments accountant), so a curve of many step counts needs
+    one RDP computation, not one per step.
+    """
+    convert = moments_epsilon if isinstance(accountant, MomentsAccountant) else compute_epsilon
+    return float(convert(accountant.orders, rdp, delta)[0])
+
+
 def default_delta(n_agents: int) -> float:
     """delta = 1 / N^1.1, the convention of the DP-FTS-DE paper (after DP-FedAvg)."""
     return float(n_agents) ** -1.1
+
+
+def supports(accountant: str, sampling: str) -> bool:
+    """Whether dp_accounting's ``accountant`` can account for ``sampling`` (PLD has no fixed-size sampling)."""
+    return not (accountant == "pld" and sampling == "fixed")
 
 
 def make_accountant(name: str, sampling: str = "poisson", *, curve: bool = False) -> dpa.PrivacyAccountant:
@@ -88,7 +134,7 @@ def make_accountant(name: str, sampling: str = "poisson", *, curve: bool = False
         return MomentsAccountant(neighboring_relation=relation)
     if name == "rdp":
         return RdpAccountant(neighboring_relation=relation)
-    if sampling == "fixed":
+    if not supports(name, sampling):
         raise ConfigError("The PLD accountant does not support fixed-size sampling; choose the rdp or ma accountant.",
                           "accountant")
     grid = PLD_CURVE_DISCRETISATION if curve else PLD_DISCRETISATION
@@ -104,14 +150,14 @@ def subsampled_gaussian_event(q: float, z: float, steps: int = 1, *, sampling: s
     """
     q = check_range("q", q, 0, 1, low_open=True)
     z = check_positive("z", z)
-    steps = check_int("number of iterations", steps, 0)
+    steps = check_int("steps", steps, 0, name="number of iterations")
     check_choice("sampling", sampling, SAMPLING)
     if sampling == "poisson":
         one = dpa.PoissonSampledDpEvent(q, dpa.GaussianDpEvent(z))
     else:
         if n_agents is None:
             raise ConfigError("Fixed-size sampling needs the number of agents.", "agents")
-        n_agents = check_int("number of agents", n_agents, 1)
+        n_agents = check_int("agents", n_agents, 1, name="number of agents")
         one = dpa.SampledWithoutReplacementDpEvent(n_agents, fixed_sample_size(q, n_agents),
                                                    dpa.GaussianDpEvent(z))
     return dpa.SelfComposedDpEvent(one, steps)
@@ -142,20 +188,16 @@ def epsilon_curve(q: float, z: float, steps: int, delta: float, accountant: str 
                   sampling: str = "poisson", n_agents: int | None = None) -> np.ndarray:
     """epsilon after 1, 2, ..., ``steps`` releases (array of length ``steps``)."""
     delta = check_probability_open("delta", delta)
-    steps = check_int("number of iterations", steps, 0)
+    steps = check_int("steps", steps, 0, name="number of iterations")
     if steps == 0:
         return np.zeros(0)
     one = subsampled_gaussian_event(q, z, 1, sampling=sampling, n_agents=n_agents).event
     acc = make_accountant(accountant, sampling, curve=True)
     if isinstance(acc, RdpAccountant):
-        # RDP composes additively: one step's RDP vector scaled by t gives step t.
+        # RDP composes additively: one step's RDP vector scaled by t is the RDP of t steps.
         acc.compose(one)
-        rdp_one = np.asarray(acc.rdp, dtype=float).copy()
-        out = np.empty(steps)
-        for t in range(1, steps + 1):
-            acc._rdp = rdp_one * t  # noqa: SLF001 - RDP is linear in the count
-            out[t - 1] = acc.get_epsilon(delta)
-        return out
+        rdp_one = np.asarray(acc.rdp, dtype=float)
+        return np.array([rdp_to_epsilon(acc, rdp_one * t, delta) for t in range(1, steps + 1)])
     out = np.empty(steps)
     for t in range(steps):
         acc.compose(one)
@@ -165,12 +207,12 @@ def epsilon_curve(q: float, z: float, steps: int, delta: float, accountant: str 
 
 def releases_within_budget(curve: np.ndarray, budget: float) -> int:
     """How many releases keep epsilon at or below ``budget`` (curve from epsilon_curve)."""
-    budget = check_positive("privacy budget epsilon*", budget)
+    budget = check_positive("budget", budget, name="privacy budget epsilon*")
     return int(np.searchsorted(np.asarray(curve), budget, side="right"))
 
 
 def _calibrate(make_event, target_epsilon, delta, accountant, sampling, *, discrete=False, bracket=None, tol=None):
-    target_epsilon = check_positive("target epsilon", target_epsilon)
+    target_epsilon = check_positive("target_epsilon", target_epsilon, name="target epsilon")
     delta = check_probability_open("delta", delta)
     make_accountant(accountant, sampling)  # validates the combination up front
     try:
@@ -188,7 +230,7 @@ def calibrate_z(target_epsilon: float, q: float, steps: int, delta: float, accou
                 sampling: str = "poisson", n_agents: int | None = None) -> float:
     """The smallest noise multiplier z whose epsilon after ``steps`` releases is <= target."""
     check_range("q", q, 0, 1, low_open=True)
-    check_int("number of iterations", steps, 1)
+    check_int("steps", steps, 1, name="number of iterations")
 
     def make_event(z):
         return subsampled_gaussian_event(q, z, steps, sampling=sampling, n_agents=n_agents)
@@ -208,7 +250,7 @@ def calibrate_q(target_epsilon: float, z: float, steps: int, delta: float, accou
                 sampling: str = "poisson", n_agents: int | None = None) -> float:
     """The largest sampling probability q whose epsilon after ``steps`` releases is <= target."""
     check_positive("z", z)
-    check_int("number of iterations", steps, 1)
+    check_int("steps", steps, 1, name="number of iterations")
     if epsilon(1.0, z, steps, delta, accountant, sampling=sampling, n_agents=n_agents) <= target_epsilon:
         return 1.0
     # Epsilon grows with q, so calibrate on 1 - q (dp_accounting searches for a
@@ -225,7 +267,7 @@ def calibrate_steps(target_epsilon: float, q: float, z: float, delta: float, acc
     """The largest number of releases whose epsilon is <= target (0 if even one exceeds it)."""
     check_range("q", q, 0, 1, low_open=True)
     check_positive("z", z)
-    check_positive("target epsilon", target_epsilon)
+    check_positive("target_epsilon", target_epsilon, name="target epsilon")
     if epsilon(q, z, 1, delta, accountant, sampling=sampling, n_agents=n_agents) > target_epsilon:
         return 0
     if epsilon(q, z, max_steps, delta, accountant, sampling=sampling, n_agents=n_agents) <= target_epsilon:

@@ -6,21 +6,36 @@ by cell to a resumable tidy table (one row per cell x run).
 >>> spec = SweepSpec("fbo", base={"agents": 20, "iterations": 10},
 ...                  axes=(("q", (0.15, 0.25, 0.5)), ("z", (1.0, 1.5))), runs=5)
 >>> summary = run_sweep(spec, "sweep.parquet", executor="joblib")   # doctest: +SKIP
+
+The names below are exported lazily (PEP 562): ``import engine.sweep.spec``
+loads the spec and its shared vocabulary (:mod:`engine.sweep.values`) only,
+not the adapters, executors or any tool.
 """
 
-from engine.sweep.adapters import ADAPTERS, TOOLS, Adapter, RunOutcome, get_adapter, register
-from engine.sweep.analysis import pareto_mask, summarise, varied_parameters
-from engine.sweep.cell import META_COLUMNS, TIMING_COLUMNS, CellOutcome, run_cell
-from engine.sweep.executors import EXECUTOR_LABELS, EXECUTORS, SweepAborted
-from engine.sweep.presets import SWEEP_PRESETS, preset_spec
-from engine.sweep.runner import Progress, SweepSummary, comparable, iter_sweep, run_sweep
-from engine.sweep.spec import COMBINE, Cell, SweepSpec, parse_assignment, parse_setting, parse_value
-from engine.sweep.store import PartStore, read_table, write_table
+import importlib
 
-__all__ = [
-    "ADAPTERS", "Adapter", "COMBINE", "Cell", "CellOutcome", "EXECUTORS", "EXECUTOR_LABELS", "META_COLUMNS",
-    "PartStore", "Progress", "RunOutcome", "SWEEP_PRESETS", "SweepAborted", "SweepSpec", "SweepSummary",
-    "TIMING_COLUMNS", "TOOLS", "comparable", "get_adapter", "iter_sweep", "pareto_mask", "parse_assignment",
-    "parse_setting", "parse_value", "preset_spec", "read_table", "register", "run_cell", "run_sweep",
-    "summarise", "varied_parameters", "write_table",
-]
+# name -> submodule that defines it
+_EXPORTS = {
+    **dict.fromkeys(("ADAPTERS", "TOOLS", "Adapter", "Metric", "RunOutcome", "get_adapter", "register"), "adapters"),
+    **dict.fromkeys(("pareto_mask", "summarise", "varied_parameters"), "analysis"),
+    **dict.fromkeys(("META_COLUMNS", "TIMING_COLUMNS", "CellOutcome", "run_cell"), "cell"),
+    **dict.fromkeys(("EXECUTOR_LABELS", "EXECUTORS", "SweepAborted"), "executors"),
+    **dict.fromkeys(("SWEEP_PRESETS", "preset_spec"), "presets"),
+    **dict.fromkeys(("Progress", "SweepSummary", "comparable", "iter_sweep", "run_sweep", "spec_cost"), "runner"),
+    **dict.fromkeys(("COMBINE", "Cell", "SweepSpec"), "spec"),
+    **dict.fromkeys(("PartStore", "read_table", "write_table"), "store"),
+    **dict.fromkeys(("parse_assignment", "parse_setting", "parse_value"), "values"),
+}
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str):
+    if name not in _EXPORTS:
+        raise AttributeError(f"module 'engine.sweep' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"engine.sweep.{_EXPORTS[name]}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_EXPORTS))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from engine.sweep.adapters import ADAPTERS
 from engine.sweep.cell import META_COLUMNS
 
 # Parameters that differ between cells without being part of what a setting is.
@@ -32,14 +33,36 @@ def varied_parameters(table: pd.DataFrame) -> list[str]:
 
 
 def lower_is_better(table: pd.DataFrame) -> bool:
-    """Direction of the utility column, from the tool that produced the table."""
-    from engine.sweep.adapters import ADAPTERS
+    """Direction of the utility column, as the table stores it with the metric.
 
+    Tables written before the ``lower_is_better`` column existed take the
+    direction of the tool that wrote them.
+    """
+    if "lower_is_better" in table and len(table):
+        values = _distinct(table["lower_is_better"])
+        if len(values) == 1 and values[0] is not None:
+            return bool(values[0])
     tools = _distinct(table["tool"]) if "tool" in table else []
     if len(tools) == 1 and tools[0] in ADAPTERS:
-        return ADAPTERS[tools[0]].lower_is_better
-    metric = str(table["metric"].iloc[0]).lower() if "metric" in table and len(table) else ""
-    return not any(word in metric for word in ("accuracy", "success", "higher is better"))
+        return ADAPTERS[tools[0]].metric.lower_is_better
+    return True
+
+
+def _clean(value):
+    """A table cell as a plain Python value (NaN as None)."""
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, float) and np.isnan(value):
+        return None
+    return value
+
+
+def setting_params(table: pd.DataFrame, role: str, setting: str) -> dict:
+    """The parameters of one setting of a sweep table, read from its first row."""
+    rows = table[(table["role"] == role) & (table["setting"] == setting)] if "role" in table else \
+        table[table["setting"] == setting]
+    row = rows.iloc[0]
+    return {c: _clean(row[c]) for c in table.columns if c not in META_COLUMNS}
 
 
 def _stderr(values: pd.Series) -> float:

@@ -15,12 +15,13 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
+from engine.sweep.adapters import Metric, get_adapter
 from engine.validation import ConfigError
 
 # Columns every sweep table has, besides one column per tool parameter.
 LEADING = ("tool", "cell", "role", "setting", "replicate", "run")
-TRAILING = ("metric", "utility", "privacy_loss", "privacy_delta", "wall_seconds", "cpu_seconds", "error",
-            "cell_key")
+TRAILING = ("metric", "lower_is_better", "utility", "privacy_loss", "privacy_delta", "wall_seconds", "cpu_seconds",
+            "error", "cell_key")
 META_COLUMNS = frozenset(LEADING + TRAILING)
 # Columns that legitimately differ between two executions of the same cells.
 TIMING_COLUMNS = ("wall_seconds", "cpu_seconds")
@@ -49,8 +50,6 @@ def describe_error(err: BaseException) -> str:
 
 def run_cell(tool: str, params: dict, runs: int) -> CellOutcome:
     """Run one cell of ``tool``; errors are caught and returned, never raised."""
-    from engine.sweep.adapters import get_adapter
-
     start, cpu = time.perf_counter(), time.process_time()
     try:
         outcomes = get_adapter(tool).run(dict(params), runs)
@@ -74,7 +73,7 @@ def param_column(name: str) -> str:
     return f"{name}_param" if name in META_COLUMNS else name
 
 
-def cell_rows(tool: str, cell, outcome: CellOutcome, metric: str) -> pd.DataFrame:
+def cell_rows(tool: str, cell, outcome: CellOutcome, metric: Metric) -> pd.DataFrame:
     """One row per run of ``cell``: sweep columns, every parameter, the results."""
     runs = cell.runs
     failed = outcome.error is not None
@@ -84,7 +83,8 @@ def cell_rows(tool: str, cell, outcome: CellOutcome, metric: str) -> pd.DataFram
         data[param_column(name)] = [value] * runs
     nan = [math.nan] * runs
     data.update({
-        "metric": [outcome.metric or metric] * runs,
+        "metric": [outcome.metric or metric.label] * runs,
+        "lower_is_better": [metric.lower_is_better] * runs,
         "utility": nan if failed else [float(u) for u in outcome.utility],
         "privacy_loss": nan if failed else [float(e) for e in outcome.privacy_loss],
         "privacy_delta": nan if failed else [float(d) for d in outcome.privacy_delta],

@@ -139,7 +139,7 @@ def execute(cells: Iterable, tool: str, executor: str = "joblib", *, workers: in
     """Run ``cells`` with the chosen executor, yielding ``(cell, CellOutcome)`` as each finishes."""
     check_choice("executor", executor, EXECUTORS)
     if workers is not None:
-        check_int("number of workers", workers, 1)
+        check_int("workers", workers, 1, name="number of workers")
     if (scheduler or client is not None) and executor != "dask":
         raise ConfigError("A scheduler address needs the dask executor (--executor dask).", "scheduler")
     cells = list(cells)

@@ -56,7 +56,7 @@ SWEEP_PRESETS = {
 
 def preset_spec(name: str, **changes) -> SweepSpec:
     """The :class:`SweepSpec` of a preset, with ``changes`` (e.g. ``runs=2``) applied."""
-    check_choice("sweep preset", name, SWEEP_PRESETS)
+    check_choice("preset", name, SWEEP_PRESETS, name="sweep preset")
     preset = {k: v for k, v in SWEEP_PRESETS[name].items() if k != "needs_data"}
     preset.update(changes)
     return SweepSpec(**preset)

@@ -10,9 +10,10 @@ from typing import Callable, Iterator
 
 import pandas as pd
 
+from engine.limits import Cost, format_seconds, sweep_cost
 from engine.sweep.adapters import get_adapter
-from engine.sweep.cell import cell_rows
-from engine.sweep.executors import execute
+from engine.sweep.cell import TIMING_COLUMNS, cell_rows
+from engine.sweep.executors import default_workers, execute
 from engine.sweep.spec import Cell, SweepSpec
 from engine.sweep.store import PartStore, write_table
 from engine.validation import ConfigError
@@ -44,14 +45,6 @@ class Progress:
         if self.remaining is not None and self.done < self.total:
             text += f", about {format_seconds(self.remaining)} left"
         return text + (f" (last: {self.last})" if self.last else "")
-
-
-def format_seconds(seconds: float) -> str:
-    if seconds < 90:
-        return f"{seconds:.0f} s"
-    if seconds < 5400:
-        return f"{seconds / 60:.1f} min"
-    return f"{seconds / 3600:.1f} h"
 
 
 @dataclass
@@ -140,7 +133,7 @@ def iter_sweep(spec: SweepSpec, out: str | Path, *, executor: str = "joblib", wo
     """
     start = time.perf_counter()
     adapter = get_adapter(spec.tool)
-    cells = spec.cells()
+    cells = spec.cells(adapter)
     store = PartStore(out)
     on_disk = store.keys()
     parts: dict[str, pd.DataFrame] = {}
@@ -220,11 +213,19 @@ def run_sweep(spec: SweepSpec, out: str | Path, *, executor: str = "joblib", wor
     return summary
 
 
+def spec_cost(spec: SweepSpec, *, executor: str = "joblib", workers: int | None = None,
+              cells: list[Cell] | None = None) -> Cost:
+    """The estimated cost of running every cell of ``spec`` (for :func:`engine.limits.check`)."""
+    adapter = get_adapter(spec.tool)
+    cells = spec.cells(adapter) if cells is None else cells
+    workers = 1 if executor == "local" else (workers or default_workers())
+    return sweep_cost([adapter.cost(c.params, c.runs) for c in cells], workers, processes=executor != "local")
+
+
 def comparable(table: pd.DataFrame) -> pd.DataFrame:
     """The table without timing columns: what must be identical whichever executor ran the cells."""
-    from engine.sweep.cell import TIMING_COLUMNS
-
     return table.drop(columns=[c for c in TIMING_COLUMNS if c in table.columns]).reset_index(drop=True)
 
 
-__all__ = ["Progress", "SweepSummary", "comparable", "format_seconds", "iter_sweep", "merge_parts", "run_sweep"]
+__all__ = ["Progress", "SweepSummary", "comparable", "format_seconds", "iter_sweep", "merge_parts", "run_sweep",
+           "spec_cost"]

@@ -17,53 +17,30 @@ random numbers and differences between settings are not seed noise) or, with
 
 from __future__ import annotations
 
-import hashlib
 import itertools
 import json
-import math
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Sequence
+from typing import Any, Mapping, Protocol
 
-import numpy as np
-
+from engine.sweep.values import derive_seed, format_value, plain, setting_label, stable_hash
 from engine.validation import ConfigError, check_choice, check_int
 
 COMBINE = ("grid", "one-at-a-time")
 ROLES = ("setting", "reference")
 
 
-def _plain(value):
-    """A JSON-friendly scalar (numpy scalars to Python, floats kept exact)."""
-    if isinstance(value, np.generic):
-        return value.item()
-    return value
+class ToolFields(Protocol):
+    """What a spec needs to know about its tool (an :class:`engine.sweep.adapters.Adapter`)."""
 
+    seed_field: str
 
-def _format_value(value) -> str:
-    if isinstance(value, float):
-        return f"{value:g}"
-    return str(value)
+    def defaults(self) -> dict: ...
 
+    def coerce(self, params: dict) -> dict: ...
 
-def setting_label(overrides: Mapping[str, Any]) -> str:
-    """A short human label of what a setting changes, e.g. ``"q=0.35, z=1.6"``."""
-    if not overrides:
-        return "base"
-    return ", ".join(f"{k}={_format_value(v)}" for k, v in overrides.items())
+    def resolve(self, params: dict) -> dict: ...
 
-
-def stable_hash(payload) -> str:
-    """A short sha256 of a JSON description (sorted keys), stable across processes and machines."""
-    text = json.dumps(payload, sort_keys=True, default=str, allow_nan=True)
-    return hashlib.sha256(text.encode()).hexdigest()[:16]
-
-
-def derive_seed(sweep_seed: int, replicate: int, params: Mapping[str, Any] | None = None) -> int:
-    """The engine seed of one cell: a function of the sweep seed, the replicate and optionally the setting."""
-    entropy = [int(sweep_seed), int(replicate)]
-    if params is not None:
-        entropy.append(int(stable_hash(params), 16))
-    return int(np.random.SeedSequence(entropy).generate_state(1, dtype=np.uint32)[0] % (2**31 - 1))
+    def runs_params(self, runs: int) -> dict: ...
 
 
 @dataclass(frozen=True)
@@ -134,8 +111,8 @@ class SweepSpec:
 
     def __post_init__(self):
         check_choice("combine", self.combine, COMBINE)
-        check_int("number of runs", self.runs, 1)
-        check_int("number of seeds per setting", self.replicates, 1)
+        check_int("runs", self.runs, 1, name="number of runs")
+        check_int("replicates", self.replicates, 1, name="number of seeds per setting")
         check_int("seed", self.seed, 0)
         # Normalise containers so specs built by hand, from JSON or from the CLI compare equal.
         axes = []
@@ -144,17 +121,17 @@ class SweepSpec:
                 name, values = axis
             except (TypeError, ValueError):
                 raise ConfigError(f"Each varied parameter needs a name and values, got {axis!r}.") from None
-            values = tuple(_plain(v) for v in (values if isinstance(values, (list, tuple)) else [values]))
+            values = tuple(plain(v) for v in (values if isinstance(values, (list, tuple)) else [values]))
             if not values:
                 raise ConfigError(f"Give at least one value for {name}.", name)
             if len(set(map(repr, values))) != len(values):
-                raise ConfigError(f"The values of {name} repeat: {', '.join(map(_format_value, values))}.", name)
+                raise ConfigError(f"The values of {name} repeat: {', '.join(map(format_value, values))}.", name)
             axes.append((str(name), values))
         names = [n for n, _ in axes]
         if len(set(names)) != len(names):
             raise ConfigError("A parameter is varied twice; give each parameter once.")
         object.__setattr__(self, "axes", tuple(axes))
-        object.__setattr__(self, "base", {str(k): _plain(v) for k, v in dict(self.base).items()})
+        object.__setattr__(self, "base", {str(k): plain(v) for k, v in dict(self.base).items()})
         object.__setattr__(self, "settings", tuple(dict(s) for s in self.settings))
         object.__setattr__(self, "references", tuple(dict(s) for s in self.references))
 
@@ -166,8 +143,8 @@ class SweepSpec:
             names += [k for k in overrides if k not in names]
         return names
 
-    def overrides(self) -> list[tuple[str, dict]]:
-        """``(role, overrides)`` for every distinct setting, in sweep order."""
+    def overrides(self, tool: ToolFields) -> list[tuple[str, dict]]:
+        """``(role, overrides)`` for every distinct setting, in sweep order (``tool``: the spec's adapter)."""
         out: list[tuple[str, dict]] = []
         if self.axes and self.combine == "grid":
             names = [n for n, _ in self.axes]
@@ -176,9 +153,7 @@ class SweepSpec:
         elif self.axes:
             # One at a time: the other axes stay at their base value (the tool's
             # default when the base does not set one).
-            from engine.sweep.adapters import get_adapter
-
-            defaults = get_adapter(self.tool).defaults()
+            defaults = tool.defaults()
             anchor = {n: self.base.get(n, defaults.get(n, values[0])) for n, values in self.axes}
             for name, values in self.axes:
                 for value in values:
@@ -187,7 +162,8 @@ class SweepSpec:
         out += [("reference", dict(s)) for s in self.references]
         if not out:
             out.append(("setting", {}))
-        out = [(role, self._typed(overrides)) for role, overrides in out]
+        # Typed before comparing, so 1 and 1.0 are one setting.
+        out = [(role, tool.coerce(overrides)) for role, overrides in out]
         unique, seen = [], set()
         for role, overrides in out:
             key = (role, json.dumps(overrides, sort_keys=True, default=str))
@@ -196,37 +172,33 @@ class SweepSpec:
                 unique.append((role, overrides))
         return unique
 
-    def _typed(self, overrides: dict) -> dict:
-        """Overrides with the types of the tool's fields, so 1 and 1.0 are one setting."""
-        from engine.sweep.adapters import coerce, get_adapter
-
-        kinds = get_adapter(self.tool).fields()
-        return {k: coerce(v, kinds[k]) if k in kinds else v for k, v in overrides.items()}
-
-    def cells(self, resolve=None) -> list[Cell]:
+    def cells(self, tool: ToolFields) -> list[Cell]:
         """Every cell of the sweep, in a fixed order.
 
-        ``resolve(params) -> params`` fills and validates a tool's parameters
-        (the adapter's); it raises :class:`ConfigError` for a bad setting so
-        the whole sweep is refused before anything runs.
+        ``tool`` is the adapter of ``self.tool`` (``engine.sweep.get_adapter``):
+        it fills and validates each cell's parameters and raises
+        :class:`ConfigError` for a bad setting, so the whole sweep is refused
+        before anything runs.
         """
-        from engine.sweep.adapters import get_adapter
-
-        adapter = get_adapter(self.tool)
-        resolve = resolve or adapter.resolve
         cells: list[Cell] = []
-        for role, overrides in self.overrides():
+        for role, overrides in self.overrides(tool):
             merged = dict(self.base, **overrides)
             for replicate in range(self.replicates):
                 # The seed of a cell depends on what it is, never on when it runs.
-                setting_params = resolve(dict(merged, **{adapter.seed_field: 0}, **adapter.runs_params(self.runs)))
+                setting_params = tool.resolve(dict(merged, **{tool.seed_field: 0}, **tool.runs_params(self.runs)))
                 seed = derive_seed(self.seed, replicate, None if self.paired_seeds else setting_params)
-                params = resolve(dict(merged, **{adapter.seed_field: seed}, **adapter.runs_params(self.runs)))
+                params = tool.resolve(dict(merged, **{tool.seed_field: seed}, **tool.runs_params(self.runs)))
                 key = stable_hash({"tool": self.tool, "params": params, "runs": self.runs})
                 cells.append(Cell(index=len(cells), role=role, setting=setting_label(overrides),
                                   overrides=overrides, replicate=replicate, seed=seed, runs=self.runs,
                                   params=params, key=key))
         return cells
+
+    def describe(self, tool_label: str) -> str:
+        """The spec's label, else what it varies, e.g. ``"Federated BO: q in {0.15, 0.25}"``."""
+        if self.label:
+            return self.label
+        return f"{tool_label}: " + " x ".join(f"{n} in {{{', '.join(map(format_value, v))}}}" for n, v in self.axes)
 
     def to_dict(self) -> dict:
         return {"tool": self.tool, "base": dict(self.base), "axes": [[n, list(v)] for n, v in self.axes],
@@ -247,70 +219,3 @@ class SweepSpec:
         """A hash of the whole sweep (e.g. to name its output in a cache folder)."""
         return stable_hash(self.to_dict())
 
-
-def parse_value(text: str):
-    """A command-line value: int, float, true/false, none, else the string itself."""
-    text = text.strip()
-    low = text.lower()
-    if low in ("true", "false"):
-        return low == "true"
-    if low in ("none", "null"):
-        return None
-    try:
-        return int(text)
-    except ValueError:
-        pass
-    try:
-        value = float(text)
-    except ValueError:
-        return text
-    if math.isnan(value):
-        raise ConfigError(f"{text!r} is not a usable number.")
-    return value
-
-
-def parse_assignment(text: str, *, many: bool) -> tuple[str, Any]:
-    """``"name=value"`` (or ``"name=v1,v2,..."`` with ``many``) -> ``(name, value(s))``."""
-    name, sep, rest = text.partition("=")
-    name = name.strip()
-    if not sep or not name or not rest.strip():
-        form = "name=v1,v2,..." if many else "name=value"
-        raise ConfigError(f"Write {text!r} as {form}.")
-    if many:
-        values = [parse_value(v) for v in rest.split(",") if v.strip()]
-        if any(isinstance(v, float) for v in values):
-            values = [float(v) if isinstance(v, int) and not isinstance(v, bool) else v for v in values]
-        return name, tuple(values)
-    return name, parse_value(rest)
-
-
-def parse_setting(text: str) -> dict:
-    """``"algorithm=fts,fts_variant=concurrent"`` -> ``{"algorithm": "fts", "fts_variant": "concurrent"}``."""
-    out = {}
-    for part in text.split(","):
-        if part.strip():
-            name, value = parse_assignment(part, many=False)
-            out[name] = value
-    if not out:
-        raise ConfigError(f"Write the setting {text!r} as name=value,name=value.")
-    return out
-
-
-def parse_lines(text: str) -> dict:
-    """Fixed settings written one ``name = value`` per line (blank lines and ``#`` comments ignored)."""
-    out = {}
-    for line in text.replace(";", "\n").splitlines():
-        line = line.split("#", 1)[0].strip()
-        if line:
-            name, value = parse_assignment(line, many=False)
-            out[name] = value
-    return out
-
-
-def format_lines(values: Mapping[str, Any]) -> str:
-    """The inverse of :func:`parse_lines`."""
-    return "\n".join(f"{k} = {'none' if v is None else _format_value(v)}" for k, v in values.items())
-
-
-def format_values(values: Sequence) -> str:
-    return ", ".join(_format_value(v) for v in values)

@@ -30,7 +30,7 @@ class ToyConfig:
         check_range("y", self.y)
         check_range("noise", self.noise, 0)
         check_range("sleep", self.sleep, 0, 60)
-        check_int("number of runs", self.runs, 1)
+        check_int("runs", self.runs, 1, name="number of runs")
         check_int("seed", self.seed, 0)
 
 

@@ -26,11 +26,13 @@ RUN_TIMEOUT_MS = 120_000
 # Records when the Run click happens and when the first drawn line appears, with the page's own clock.
 WATCH = """() => {
   window.__run = {};
-  document.addEventListener('click', () => { if (window.__run.click === undefined) window.__run.click = performance.now(); },
-                            true);
+  document.addEventListener('click', () => {
+    if (window.__run.click === undefined) window.__run.click = performance.now();
+  }, true);
   const drawn = () => document.querySelector("[data-testid='stPlotlyChart'] .scatterlayer .trace") !== null;
   new MutationObserver(() => {
-    if (window.__run.click !== undefined && window.__run.drawn === undefined && drawn()) window.__run.drawn = performance.now();
+    if (window.__run.click !== undefined && window.__run.drawn === undefined && drawn())
+      window.__run.drawn = performance.now();
   }).observe(document.body, {subtree: true, childList: true});
 }"""
 

@@ -1,0 +1,128 @@
+"""What a federated BO configuration will do before it runs: its run plan.
+
+:func:`make_plan` resolves the number of agents and delta, the noise
+multiplier z (calibrated to the budget when asked), epsilon after every
+release, how many releases the budget allows and where it runs out, and what
+the run costs against the host's limit (:mod:`engine.limits`). The simulation
+runs the plan, the page's "Privacy before you run" shows it, and sweeps price
+their cells with it, so all three agree by construction.
+
+Releases: the server's release after iteration t - 1 is used in iteration t,
+so T iterations make T releases and epsilon after iteration t is epsilon after
+min(t, releases) releases. With a budget the server stops once the next
+release would exceed it (paper footnote 13); with ``calibrate_z`` z is chosen
+so that epsilon after T releases equals the budget.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from engine.fbo.config import FboConfig
+from engine.limits import Cost, fbo_cost
+from engine.objectives.base import Objective
+from engine.objectives.registry import default_agents
+from engine.privacy import calibrate_z, default_delta, epsilon, epsilon_curve, releases_within_budget
+from engine.validation import ConfigError
+
+
+@dataclass(frozen=True)
+class RunPlan:
+    """Everything a federated BO run is decided to do before its first iteration.
+
+    Attributes
+    ----------
+    config : FboConfig
+    n_agents : int
+        Agents of the run (the config's, else the task's own number).
+    n_subregions : int
+        P used (1 unless the algorithm explores distributedly).
+    delta, z : float
+        The delta of the guarantee (1 / N^1.1 unless given) and the noise
+        multiplier used (calibrated with ``calibrate_z``).
+    epsilon_curve : numpy.ndarray or None
+        Epsilon after 1..T releases (read-only); None without DP.
+    releases : int
+        Server releases the run makes: T without a budget, fewer when the
+        budget stops the server, 0 for algorithms without a server.
+    budget_reached_at : int or None
+        With a budget: the iteration of the last release it allows, when the
+        server stops early, or T when z is calibrated to the budget.
+    cost : engine.limits.Cost
+        The run's estimated CPU time and memory.
+    """
+
+    config: FboConfig
+    n_agents: int
+    n_subregions: int
+    delta: float
+    z: float
+    epsilon_curve: np.ndarray | None
+    releases: int
+    budget_reached_at: int | None
+    cost: Cost
+
+    def epsilon_after(self, t: int) -> float | None:
+        """Epsilon after iteration ``t`` (0 before any release; None without DP)."""
+        if self.epsilon_curve is None:
+            return None
+        spent = min(int(t), self.releases)
+        return float(self.epsilon_curve[spent - 1]) if spent else 0.0
+
+    @property
+    def final_epsilon(self) -> float | None:
+        """Epsilon at the end of the run (None without DP)."""
+        return self.epsilon_after(self.config.iterations)
+
+
+def resolve_agents(config: FboConfig, objective: Objective | None = None) -> int:
+    """The run's number of agents: the objective's, else the config's, else the task's default."""
+    if objective is not None:
+        n = int(objective.n_agents)
+    else:
+        n = int(config.agents) if config.agents is not None else default_agents(config.dataset)
+    if n < 2:
+        raise ConfigError(f"Federated BO needs at least 2 agents, the objective has {n}.", "agents")
+    if config.n_subregions > n:
+        raise ConfigError(f"P must be at most the number of agents ({n}), got {config.n_subregions}.", "P")
+    return n
+
+
+def make_plan(config: FboConfig, objective: Objective | None = None) -> RunPlan:
+    """The :class:`RunPlan` of ``config`` (with ``objective`` when it is already built).
+
+    Without the objective the plan needs no data: agents come from the
+    config or the task's default and the cost assumes the largest candidate
+    table. Raises ConfigError (with the field to change) for a run that
+    cannot be planned, e.g. a budget no noise level reaches.
+    """
+    N = resolve_agents(config, objective)
+    T = config.iterations
+    delta = float(config.delta) if config.delta is not None else default_delta(N)
+    z = float(config.z)
+    curve, budget_reached_at = None, None
+    if config.is_private:
+        common = dict(sampling=config.sampling, n_agents=N)
+        if config.calibrate_z:
+            z = calibrate_z(config.budget, config.q, T, delta, config.accountant, **common)
+        curve = epsilon_curve(config.q, z, T, delta, config.accountant, **common)
+        if config.calibrate_z:
+            # The curve may use a coarser grid (PLD); the end point is the calibrated one.
+            curve[-1] = epsilon(config.q, z, T, delta, config.accountant, **common)
+            releases, budget_reached_at = T, T
+        elif config.budget is not None:
+            releases = min(T, releases_within_budget(curve, config.budget))
+            budget_reached_at = releases if releases < T else None
+        else:
+            releases = T
+        curve.setflags(write=False)
+    else:
+        releases = T if config.uses_server else 0
+    candidates = None
+    if objective is not None and objective.is_discrete:
+        candidates = len(objective.candidates)
+    return RunPlan(config=config, n_agents=N, n_subregions=config.n_subregions, delta=delta, z=z,
+                   epsilon_curve=curve, releases=releases, budget_reached_at=budget_reached_at,
+                   cost=fbo_cost(config, N, candidates))

@@ -1,0 +1,67 @@
+"""One server round of DP-FTS-DE, opened up: what the teaching view shows step by step.
+
+A short real run on the paper's synthetic task (one run, 1-D, so every
+vector can be drawn as a function) is stopped at iteration t, and the server
+round used in that iteration is returned with everything needed to explain
+it: the agents' vectors, who was picked and clipped, the weights, the signal
+and the noise, and the broadcast vectors turned back into functions.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from engine.fbo.config import FboConfig
+from engine.fbo.simulation import Simulation
+from engine.validation import check_int
+
+MAX_ROUND = 40
+
+
+@dataclass(frozen=True)
+class ServerRound:
+    """The server round used in iteration t of run 0 (arrays of the first run)."""
+
+    vectors: np.ndarray          # (N, M) the omegas the agents sent
+    selected: np.ndarray         # (N,) picked this round
+    clipped: np.ndarray          # (N,) clipped (among the picked)
+    clipped_vectors: np.ndarray  # (N, M) after clipping to S / sqrt(P)
+    weights: np.ndarray          # (P, N) phi_n^(i)
+    signal: np.ndarray           # (P, M) weighted sums before noise
+    noise: np.ndarray            # (P, M) the noise added
+    noise_std: float             # z phi_max S / q
+    broadcast: np.ndarray        # (P, M) signal + noise
+    assignment: np.ndarray       # (N,) each agent's sub-region
+    x: np.ndarray                # (C,) the candidate grid
+    clean_f: np.ndarray          # (P, C) signal turned into functions
+    noisy_f: np.ndarray          # (P, C) broadcast turned into functions
+    bounds: list                 # [(low, high)] of every sub-region
+    truth: np.ndarray            # (C,) the agents' mean objective
+    threshold: float             # S / sqrt(P)
+
+
+def teaching_config(agents: int, P: int, t: int, q: float, z: float, S: float, seed: int) -> FboConfig:
+    """The run behind the teaching view; raises ConfigError naming the field."""
+    t = check_int("t", t, 1, MAX_ROUND, name="iteration t")
+    return FboConfig(algorithm="dp-fts-de", dataset="synthetic", agents=agents, iterations=t, runs=1, P=P, q=q, z=z,
+                     S=S, seed=seed)
+
+
+def server_round(config: FboConfig) -> ServerRound:
+    """Run ``config`` to its last iteration and return the server round used in it (run 0)."""
+    sim = Simulation(config)
+    record = None
+    for record in sim:
+        pass
+    step = record.server_step
+    phi = sim.domain.phi[0]                         # (C, M) features of the candidate grid, run 0
+    lows, highs = sim.subregions.bounds(np.arange(sim.P))
+    return ServerRound(vectors=step.vectors, selected=step.selected, clipped=step.clipped,
+                       clipped_vectors=step.clipped_vectors, weights=step.weights, signal=step.signal,
+                       noise=step.noise, noise_std=step.noise_std, broadcast=step.broadcast,
+                       assignment=sim.assignment, x=sim.domain.X[:, 0], clean_f=step.signal @ phi.T,
+                       noisy_f=step.broadcast @ phi.T,
+                       bounds=[(float(lo[0]), float(hi[0])) for lo, hi in zip(lows, highs)],
+                       truth=sim.objective.values.mean(axis=0), threshold=config.S / np.sqrt(config.P))

@@ -1,0 +1,106 @@
+"""The one live-run loop (ui.live_run) under Streamlit's AppTest: lines grow together, charts end on the
+finished run, a refusal or a failure leaves the page usable, an interrupted run is kept as stopped."""
+
+from __future__ import annotations
+
+from streamlit.testing.v1 import AppTest
+
+
+def page():
+    import streamlit as st
+
+    import ui.live_run as live
+    from engine.limits import Cost
+    from engine.validation import ConfigError
+    from ui.errors import ErrorSlots
+
+    live.REDRAW_SECONDS = float(st.session_state.get("redraw", 0.0))
+    mode = st.session_state.get("mode", "ok")
+    drawn = st.session_state.setdefault("drawn", [])
+    started = st.session_state.setdefault("started", [])
+
+    def line(name, n):
+        def start():
+            started.append(name)
+            for i in range(n):
+                if mode == "refuse" and i == 1:
+                    raise ConfigError("the data set is missing.", "dataset")
+                if mode == "crash" and i == 1:
+                    raise RuntimeError("the engine broke")
+                yield f"{name}{i}"
+        return live.LiveLine(name, start, n)
+
+    slots = ErrorSlots()
+    st.text_input("data set", key="dataset_box")
+    slots.under("dataset")
+    slots.fallback()
+    cost = Cost(seconds=1e6 if mode == "expensive" else 0.0, memory_mb=1.0, field="runs")
+    clicked = st.button("Run", key="go")
+    if clicked:
+        live.run_live("demo", [line("a", 3), line("b", 2)], values={"v": 1}, errors=slots, cost=cost,
+                      draw=lambda run, suffix: drawn.append(list(run.results)), progress_slot=st.empty(),
+                      interleave=mode != "sequential", snapshot=lambda item: item.upper())
+    run = live.current_run("demo", clicked)
+    st.session_state["status"] = None if run is None else run.status.value
+
+
+def run_page(**state) -> AppTest:
+    at = AppTest.from_function(page, default_timeout=60)
+    for key, value in state.items():
+        at.session_state[key] = value
+    at.run()
+    at.button(key="go").click().run()
+    assert not at.exception, at.exception
+    return at
+
+
+def test_lines_grow_together_and_every_item_is_drawn_without_throttling():
+    at = run_page()
+    run = at.session_state["demo"]
+    assert at.session_state["status"] == "done" and run.labels == ["a", "b"]
+    assert run.results == ["A2", "B1"] and run.values == {"v": 1}
+    # Interleaved: b starts right after a's first item, and the snapshots are taken for drawing only.
+    assert at.session_state["drawn"] == [["A0", None], ["A0", "B0"], ["A1", "B0"], ["A1", "B1"], ["A2", "B1"]]
+    assert run.first_chart is not None and run.seconds >= run.first_chart
+
+
+def test_throttled_redraws_still_end_on_the_finished_run():
+    at = run_page(redraw=60.0)
+    drawn = at.session_state["drawn"]
+    assert drawn == [["A0", None], ["A2", "B1"]]   # the first item at once, then only the end
+
+
+def test_lines_can_run_one_after_another():
+    at = run_page(mode="sequential")
+    assert at.session_state["drawn"][:3] == [["A0", None], ["A1", None], ["A2", None]]
+    assert at.session_state["drawn"][-1] == ["A2", "B1"]
+
+
+def test_a_config_error_clears_the_run_and_shows_under_its_control():
+    at = run_page(mode="refuse")
+    assert at.session_state["demo"] is None and at.session_state["status"] is None
+    assert [e.value for e in at.error] == ["the data set is missing."]
+
+
+def test_the_host_limit_is_checked_before_anything_starts():
+    at = run_page(mode="expensive")
+    assert at.session_state["started"] == [] and at.session_state["demo"] is None
+    assert len(at.error) == 1 and "These 2 lines need about" in at.error[0].value
+
+
+def test_a_failing_engine_leaves_a_failed_run_and_a_usable_page():
+    at = run_page(mode="crash")
+    run = at.session_state["demo"]
+    assert at.session_state["status"] == "failed" and run.message == "RuntimeError: the engine broke"
+    at.session_state["mode"] = "ok"
+    at.button(key="go").click().run()
+    assert at.session_state["status"] == "done"
+
+
+def test_a_run_the_script_did_not_finish_is_kept_as_stopped():
+    from ui.live_run import LiveRun, RunStatus
+
+    at = AppTest.from_function(page, default_timeout=60)
+    at.session_state["demo"] = LiveRun(status=RunStatus.RUNNING, labels=["a"], results=["A0"], values={})
+    at.run()   # a rerun that was not started by Run (e.g. Stop)
+    assert at.session_state["status"] == "stopped" and at.session_state["demo"].results == ["A0"]

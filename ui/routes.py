@@ -1,0 +1,87 @@
+"""Every page of the dashboard in one place: file, title, icon, address, and how to link to it.
+
+``app.py`` builds the menu from :data:`ROUTES`, each page configures itself
+with :meth:`Route.configure`, and links between pages go through
+:func:`page_link`, so a page's file name, title or icon is written once.
+Streamlit derives a page's URL from its file name (``pages/1_Federated_BO.py``
+is ``/Federated_BO``); :attr:`Route.url_path` says which.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Mapping
+from urllib.parse import urlencode
+
+import streamlit as st
+from streamlit.errors import StreamlitAPIException
+
+ROOT = Path(__file__).resolve().parents[1]
+APP_TITLE = "DP-BO Explorer"
+HOME_ICON = ":material/home:"
+APP_ICON = ":material/hub:"
+
+
+@dataclass(frozen=True)
+class Route:
+    """One page: ``path`` relative to the project, its menu title, icon and landing-page blurb."""
+
+    path: str
+    title: str
+    icon: str
+    blurb: str
+
+    @property
+    def url_path(self) -> str:
+        """The address Streamlit gives the page: the file name without its number and ``.py``."""
+        return Path(self.path).stem.split("_", 1)[-1]
+
+    def exists(self) -> bool:
+        return (ROOT / self.path).is_file()
+
+    def configure(self) -> None:
+        """``st.set_page_config`` with the page's title and icon (call first on the page)."""
+        st.set_page_config(page_title=f"{self.title} · {APP_TITLE}", page_icon=self.icon, layout="wide")
+
+
+FBO = Route("pages/1_Federated_BO.py", "Federated BO", ":material/hub:",
+            "Run TS, FTS, FTS-DE, DP-FTS and DP-FTS-DE side by side and watch convergence and privacy loss grow live.")
+TEACHING = Route("pages/2_Teaching_view.py", "Teaching view", ":material/school:",
+                 "Walk through one server iteration of DP-FTS-DE step by step: subsample, clip, average, add noise.")
+ACCOUNTANT = Route("pages/3_Privacy_accountant.py", "Privacy accountant", ":material/shield_lock:",
+                   "ε of the subsampled Gaussian mechanism under three accountants, and the z, q or T for a target ε.")
+HYPE = Route("pages/4_DP_HYPE.py", "DP-HYPE", ":material/how_to_vote:",
+             "Private distributed hyperparameter voting, with live vote histograms.")
+POGPUCB = Route("pages/5_PO_GP_UCB.py", "PO-GP-UCB", ":material/visibility_off:",
+                "Private outsourced BO: a curator releases a randomly projected copy of its data.")
+TRADEOFF = Route("pages/6_Tradeoff_explorer.py", "Trade-off explorer", ":material/scatter_plot:",
+                 "Sweep q, z or ε and see the whole privacy-utility frontier, locally or on a Dask cluster.")
+
+ROUTES = (FBO, TEACHING, ACCOUNTANT, HYPE, POGPUCB, TRADEOFF)
+# The page that shows one configuration of each sweep tool.
+TOOL_ROUTES = {"fbo": FBO, "hype": HYPE, "pogpucb": POGPUCB}
+
+
+def route_of(path: str) -> Route | None:
+    return next((route for route in ROUTES if route.path == path), None)
+
+
+def page_link(route: Route, label: str | None = None, *, icon: str | None = None, help: str | None = None,
+              query_params: Mapping[str, str] | None = None) -> bool:
+    """A link to ``route`` (with ``query_params``); returns whether it linked.
+
+    A missing page file gives a grey note; a page run on its own (not under
+    ``app.py``'s navigation, e.g. in a test) gives a plain markdown link to the
+    same address.
+    """
+    label = label or route.title
+    if not route.exists():
+        st.caption(f"{label} (not available in this installation)")
+        return False
+    query = dict(query_params or {})
+    try:
+        st.page_link(route.path, label=label, icon=icon, help=help, query_params=query)
+    except StreamlitAPIException:
+        st.markdown(f"[{label}]({route.url_path}?{urlencode(query)})")
+    return True

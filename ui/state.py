@@ -1,0 +1,165 @@
+"""What survives a rerun and what the URL says: every control's state and its query parameter.
+
+Every control takes its starting value from ``st.session_state`` (key
+``prefix + name``), seeded from the URL's query parameter of the same name,
+and the page writes its non-default values back to the URL, so a link
+reproduces the configuration. Each session has its own state: nothing here
+is shared between visitors.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable, Container, Mapping
+
+import numpy as np
+import streamlit as st
+
+
+@dataclass(frozen=True)
+class Param:
+    """One control's value: its default, its type and, for a choice, the allowed values.
+
+    ``kind`` is one of ``bool``, ``int``, ``float``, ``str`` or ``list`` (a list
+    of strings, written to the URL joined by commas). ``optional`` allows
+    ``None`` (an empty field), written to the URL as an empty value.
+    """
+
+    default: Any
+    kind: type
+    choices: tuple | None = None
+    optional: bool = False
+
+    def decode(self, text: str):
+        """Parse a query-parameter string; raises ValueError when it does not fit."""
+        text = str(text).strip()
+        if self.optional and text in ("", "none", "None"):
+            return None
+        if self.kind is bool:
+            lowered = text.lower()
+            if lowered in ("1", "true", "yes", "on"):
+                return True
+            if lowered in ("0", "false", "no", "off"):
+                return False
+            raise ValueError(text)
+        if self.kind is int:
+            number = float(text)
+            if number != int(number):
+                raise ValueError(text)
+            return int(number)
+        if self.kind is float:
+            number = float(text)
+            if not np.isfinite(number):
+                raise ValueError(text)
+            return number
+        if self.kind is list:
+            items = [item.strip() for item in text.split(",") if item.strip()]
+            if self.choices is not None and any(item not in self.choices for item in items):
+                raise ValueError(text)
+            return items
+        if self.choices is not None and text not in self.choices:
+            raise ValueError(text)
+        return text
+
+    def encode(self, value) -> str:
+        if value is None:
+            return ""
+        if self.kind is bool:
+            return "true" if value else "false"
+        if self.kind is list:
+            return ",".join(str(v) for v in value)
+        if self.kind is float:
+            return f"{float(value):g}"
+        return str(value)
+
+
+def init_state(params: Mapping[str, Param], prefix: str, *, read_query: bool = True) -> list[str]:
+    """Seed ``st.session_state[prefix + name]`` for every control not yet on screen.
+
+    A control that already has a value keeps it; a new one takes the URL's
+    query parameter of the same name when it parses, else its default. Returns
+    the names of query parameters that were ignored because they did not parse.
+    """
+    ignored = []
+    for name, param in params.items():
+        key = prefix + name
+        if key in st.session_state:
+            continue
+        value = param.default
+        if read_query and name in st.query_params:
+            try:
+                value = param.decode(st.query_params[name])
+            except ValueError:
+                ignored.append(name)
+        st.session_state[key] = list(value) if isinstance(value, list) else value
+    return ignored
+
+
+def set_state(values: Mapping[str, Any], prefix: str) -> None:
+    """Write values into the controls (call from a callback or before the controls are drawn)."""
+    for name, value in values.items():
+        st.session_state[prefix + name] = list(value) if isinstance(value, list) else value
+
+
+def state_values(params: Mapping[str, Param], prefix: str) -> dict:
+    """The current value of every control (defaults for those not seeded yet)."""
+    return {name: st.session_state.get(prefix + name, param.default) for name, param in params.items()}
+
+
+def query_dict(values: Mapping[str, Any], params: Mapping[str, Param]) -> dict[str, str]:
+    """The query parameters for ``values``: only those that differ from their default."""
+    out = {}
+    for name, param in params.items():
+        if name in values and not _same(values[name], param.default):
+            out[name] = param.encode(values[name])
+    return out
+
+
+def mirror_to_query(values: Mapping[str, Any], params: Mapping[str, Param]) -> None:
+    """Make the URL show exactly the non-default values (no rerun is triggered)."""
+    wanted = query_dict(values, params)
+    if st.query_params.to_dict() != wanted:
+        st.query_params.from_dict(wanted)
+
+
+def _same(a, b) -> bool:
+    if isinstance(a, float) or isinstance(b, float):
+        try:
+            return a is not None and b is not None and float(a) == float(b)
+        except (TypeError, ValueError):
+            return False
+    return a == b
+
+
+def decode_query(params: Mapping[str, Param]) -> dict:
+    """The values the URL gives for ``params`` (those that parse; the others are left out)."""
+    out = {}
+    for name, param in params.items():
+        if name in st.query_params:
+            try:
+                out[name] = param.decode(st.query_params[name])
+            except ValueError:
+                pass
+    return out
+
+
+def seed_controls(params: Mapping[str, Param], prefix: str, *, presets: Container[str] = (),
+                  preset_values: Callable[[str], Mapping[str, Any]] | None = None) -> list[str]:
+    """Seed a page's controls: a ``?preset=NAME`` link first, then the URL's own values.
+
+    A preset fills the controls with ``preset_values(NAME)`` and leaves the
+    URL (the page mirrors its values instead). Returns the names of query
+    parameters that were ignored because they did not parse.
+    """
+    name = st.query_params.get("preset")
+    if preset_values is not None and name in presets:
+        set_state(preset_values(name), prefix)
+        del st.query_params["preset"]
+    return init_state(params, prefix)
+
+
+def current_values(params: Mapping[str, Param], prefix: str) -> dict:
+    """Every control's value now, mirrored into the URL (only the non-default ones appear)."""
+    values = state_values(params, prefix)
+    mirror_to_query(values, params)
+    return values
