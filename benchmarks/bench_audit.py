@@ -81,7 +81,8 @@ def table_server(trials: int, trials_t40: int) -> list[dict]:
                 config = ServerAudit(q=q, z=z, steps=steps, trials=trials_t40 if steps == 40 else trials, seed=0)
                 result = run_audit(config)
                 canary_p2 = ServerGame(config.replace(P=2)).epsilon_canary()
-                rows.append(dict(q=q, z=z, T=steps, trials=config.trials, epsilon_claimed=round(result.epsilon_claimed, 3),
+                rows.append(dict(q=q, z=z, T=steps, trials=config.trials,
+                                 epsilon_claimed=round(result.epsilon_claimed, 3),
                                  epsilon_canary=round(result.epsilon_canary, 3),
                                  epsilon_lower=round(result.epsilon_lower, 3), fpr=result.fpr, tpr=result.tpr,
                                  epsilon_gdp=round(result.epsilon_gdp, 3), canary_P2=round(canary_p2, 3),

@@ -4,7 +4,7 @@ Every tool that starts heavy work turns its configuration into a :class:`Cost`
 with one of the estimators below (``fbo_cost`` for a federated BO run, the
 teaching view's round and every line of a comparison; ``hype_cost`` for
 DP-HYPE in both modes; ``pogpucb_cost``; ``sweep_cost`` for a sweep of cells;
-the privacy audit adds ``audit_cost`` here), and the pages and the CLI call
+the privacy audit's ``engine.audit.audit_cost``), and the pages and the CLI call
 :func:`check` before starting it. The refusal is a
 :class:`~engine.validation.ConfigError` whose field is the knob to lower, so a
 page shows it under that control and the CLI prints it and exits 2.
@@ -141,7 +141,7 @@ def _advice(cost: Cost, first: str, fewer: str | None) -> str:
     return (f"Compare fewer {fewer} or lower {lower}." if fewer else f"Lower {lower}.")
 
 
-def _ranked(knobs: Iterable[tuple[str, float, float, float]]) -> tuple[str, ...]:
+def knob_ranking(knobs: Iterable[tuple[str, float, float, float]]) -> tuple[str, ...]:
     """Fields ordered by how far each is above its usual value: (field, value, usual, power).
 
     Knobs at or below their usual value keep the given order (the most
@@ -153,7 +153,7 @@ def _ranked(knobs: Iterable[tuple[str, float, float, float]]) -> tuple[str, ...]
 
 
 def _cost(seconds: float, memory_mb: float, knobs: Sequence[tuple[str, float, float, float]], **extra) -> Cost:
-    ranked = _ranked(knobs)
+    ranked = knob_ranking(knobs)
     return Cost(seconds=float(seconds), memory_mb=float(memory_mb), field=ranked[0], knobs=ranked, **extra)
 
 
@@ -273,8 +273,9 @@ def sweep_cost(cell_costs: Sequence[Cost], workers: int = 1, *, processes: bool 
     return Cost(seconds=seconds, memory_mb=memory, field="runs", knobs=knobs, memory_field=memory_field)
 
 
-# The privacy audit (issue 11) adds ``audit_cost(config) -> Cost`` here, and its
-# page and CLI call ``check(audit_cost(config))`` like every other tool.
+# The privacy audit prices itself with ``engine.audit.audit_cost(config)`` (its
+# constants live beside the game they measure, and engine.audit imports this
+# module, not the other way round); its page and CLI call ``check`` on it.
 
 __all__ = ["Cost", "DEFAULT_MAX_MEMORY_MB", "DEFAULT_MAX_SECONDS", "HostLimits", "MEMORY_ENV", "SECONDS_ENV", "check",
            "fbo_cost", "format_seconds", "hype_cost", "pogpucb_cost", "sweep_cost"]

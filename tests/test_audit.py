@@ -133,6 +133,18 @@ def test_fixed_size_sampling_is_audited_under_replace_one():
     assert 0 < result.epsilon_lower <= result.epsilon_claimed
 
 
+@pytest.mark.statistical
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_fixed_size_sampling_is_charged_for_replace_one_sensitivity(seed):
+    # At q = 1 nothing hides the canary: replacing c by -c moves the sum by twice one agent's bound.
+    # Reading z against one bound claimed 4.73; 400,000 trials prove 5.39-5.60 over seeds 0-2,
+    # above that old claim by more than 0.6, and below the corrected claim (10.73) by more than 5.
+    result = run_audit(ServerAudit(q=1.0, sampling="fixed", accountant="rdp", trials=400_000, seed=seed))
+    old_claim = epsilon(1.0, 2.0, 1, DELTA, "rdp", sampling="fixed", n_agents=10)  # z read as 2z / 2
+    assert old_claim == pytest.approx(4.7285, abs=1e-3)
+    assert old_claim < result.epsilon_lower <= result.epsilon_claimed
+
+
 # ---------------------------------------------------------------- the vote game
 
 
@@ -225,7 +237,8 @@ def test_estimate_prices_the_array_work_before_running():
     (lambda: ServerAudit(q=1.5), "q must be in (0, 1], got 1.5."),
     (lambda: ServerAudit(P=3, agents=2), "P must be at most the number of agents (2), got 3."),
     (lambda: ServerAudit(features=1), "number of random features M must be in [2, 1000], got 1."),
-    (lambda: ServerAudit(sampling="fixed"), "The PLD accountant does not support fixed-size sampling; choose rdp or ma."),
+    (lambda: ServerAudit(sampling="fixed"),
+     "The PLD accountant does not support fixed-size sampling; choose rdp or ma."),
     (lambda: ServerAudit(noise_scale=0), "noise scale must be in (0, 100], got 0."),
     (lambda: VoteAudit(k=6, candidates=10), "The canary moves its k votes to k other candidates, so k must be at "
                                             "most half the number of candidates (5), got 6."),

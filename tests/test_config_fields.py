@@ -8,6 +8,7 @@ import math
 
 import pytest
 
+from engine.audit import ServerAudit, VoteAudit
 from engine.fbo import FboConfig
 from engine.hype import HypeConfig
 from engine.pogpucb import PoConfig
@@ -39,7 +40,9 @@ def refusals(cls, base: dict):
     (HypeConfig, dict(), {"cache_dir", "alpha", "dataset", "good_within", "runs"}),
     (HypeConfig, dict(mode="data", clients=50), {"cache_dir", "candidates", "good", "sigma_loss"}),
     (PoConfig, dict(), set()),
-], ids=["fbo", "fbo-budget", "hype", "hype-data", "pogpucb"])
+    (ServerAudit, dict(trials=1000), set()),
+    (VoteAudit, dict(trials=1000), set()),
+], ids=["fbo", "fbo-budget", "hype", "hype-data", "pogpucb", "audit-server", "audit-votes"])
 def test_every_refusal_names_a_field_of_the_config(cls, base, unchecked):
     names = {f.name for f in dataclasses.fields(cls)}
     found = refusals(cls, base)

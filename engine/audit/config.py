@@ -39,10 +39,10 @@ MAX_EPSILON = 20.0        # beyond this a Gaussian PLD gets needlessly large
 
 
 def _check_common(config) -> None:
-    check_int("number of trials", config.trials, MIN_TRIALS, MAX_TRIALS)
+    check_int("trials", config.trials, MIN_TRIALS, MAX_TRIALS, name="number of trials")
     check_probability_open("delta", config.delta)
     check_int("seed", config.seed, 0)
-    check_range("noise scale", config.noise_scale, 0, MAX_NOISE_SCALE, low_open=True)
+    check_range("noise_scale", config.noise_scale, 0, MAX_NOISE_SCALE, low_open=True, name="noise scale")
 
 
 @dataclass(frozen=True)
@@ -79,18 +79,18 @@ class ServerAudit:
         check_range("q", self.q, 0, 1, low_open=True)
         check_positive("z", self.z)
         check_positive("S", self.S)
-        agents = check_int("number of agents N", self.agents, 2, MAX_AGENTS)
-        P = check_int("number of sub-regions P", self.P, 1)
+        agents = check_int("agents", self.agents, 2, MAX_AGENTS, name="number of agents N")
+        P = check_int("P", self.P, 1, name="number of sub-regions P")
         if P > agents:
             raise ConfigError(f"P must be at most the number of agents ({agents}), got {P}.", "P")
         # The other agents' vectors are orthogonal to the canary's, which needs a second axis.
-        check_int("number of random features M", self.features, 2, MAX_FEATURES)
-        check_int("number of releases T", self.steps, 1, MAX_STEPS)
+        check_int("features", self.features, 2, MAX_FEATURES, name="number of random features M")
+        check_int("steps", self.steps, 1, MAX_STEPS, name="number of releases T")
         check_choice("sampling", self.sampling, SAMPLING)
         check_choice("weights", self.weights, WEIGHTS)
-        check_positive("weight parameter a", self.weight_a)
-        check_choice("weight schedule", self.weight_schedule, WEIGHT_SCHEDULES)
-        check_range("canary norm", self.canary_norm, 0, MAX_CANARY_NORM, low_open=True)
+        check_positive("weight_a", self.weight_a, name="weight parameter a")
+        check_choice("weight_schedule", self.weight_schedule, WEIGHT_SCHEDULES, name="weight schedule")
+        check_range("canary_norm", self.canary_norm, 0, MAX_CANARY_NORM, low_open=True, name="canary norm")
         check_choice("accountant", self.accountant, ACCOUNTANTS)
         if self.sampling == "fixed" and self.accountant == "pld":
             raise ConfigError("The PLD accountant does not support fixed-size sampling; choose rdp or ma.",
@@ -101,7 +101,8 @@ class ServerAudit:
     def from_simulation(cls, simulation, **changes) -> "ServerAudit":
         """The server of a prepared :class:`engine.fbo.Simulation` (its z, delta, P, releases, accountant)."""
         config = simulation.config
-        settings = dict(q=config.q, z=simulation.z, S=config.S, P=simulation.P, steps=max(1, simulation.releases_allowed),
+        settings = dict(q=config.q, z=simulation.z, S=config.S, P=simulation.P,
+                        steps=max(1, simulation.releases_allowed),
                         sampling=config.sampling, weights=config.weights, weight_a=config.weight_a,
                         weight_schedule=config.weight_schedule, delta=simulation.delta, seed=config.seed,
                         accountant=config.accountant)
@@ -144,11 +145,11 @@ class VoteAudit:
         if self.sigma is not None:
             check_positive("sigma", self.sigma)
         k = check_int("k", self.k, 1)
-        candidates = check_int("number of candidates p", self.candidates, 2, MAX_CANDIDATES)
+        candidates = check_int("candidates", self.candidates, 2, MAX_CANDIDATES, name="number of candidates p")
         if 2 * k > candidates:
             raise ConfigError(f"The canary moves its k votes to k other candidates, so k must be at most "
                               f"half the number of candidates ({candidates // 2}), got {k}.", "k")
-        check_int("number of clients n", self.clients, 1, MAX_CLIENTS)
+        check_int("clients", self.clients, 1, MAX_CLIENTS, name="number of clients n")
         check_choice("aggregation", self.aggregation, AGGREGATIONS)
         check_choice("accountant", self.accountant, GAUSSIAN_ACCOUNTANTS)
         _check_common(self)

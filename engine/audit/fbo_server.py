@@ -61,8 +61,7 @@ How tight the claim is for this canary
     late rounds of the adaptive schedule), about 1 / (sqrt(P) z) while adaptive
     weights concentrate on the own sub-region. ``epsilon_canary`` is the
     accountant's epsilon for the actual m_t, the most any audit of this game
-    can show (for Poisson sampling; for fixed-size sampling it inherits the
-    claim's reading of z, see :meth:`ServerGame.epsilon_canary`).
+    can show.
 """
 
 from __future__ import annotations
@@ -108,7 +107,8 @@ class ServerGame:
         clip = cfg.S / math.sqrt(P)
         # The attacker assumes the documented clip; a mechanism that forgets it is caught by the scores.
         self.shift_norms = np.linalg.norm(phi_c, axis=1) * min(cfg.canary_norm, 1.0) * clip / cfg.q  # |a_t|
-        self.nominal_shifts = np.linalg.norm(phi_c, axis=1) * min(cfg.canary_norm, 1.0) / (math.sqrt(P) * phi_max * cfg.z)
+        self.nominal_shifts = (np.linalg.norm(phi_c, axis=1) * min(cfg.canary_norm, 1.0)
+                               / (math.sqrt(P) * phi_max * cfg.z))
 
         rng = np.random.default_rng((cfg.seed, 3))
         others = rng.standard_normal((N, M))
@@ -158,11 +158,9 @@ class ServerGame:
         events = []
         for shift, count in zip(shifts, counts):
             if self.replace_one:
-                # Read as the claim reads z (against one agent's norm bound). The c / -c game
-                # moves the sum by twice that, which this reading under-charges at large q:
-                # at q = 1 the audit proves more than the claim (see the README's audit section).
+                # The c / -c game moves the sum by twice the canary's shift (replace-one sensitivity).
                 one = dpa.SampledWithoutReplacementDpEvent(cfg.agents, fixed_sample_size(cfg.q, cfg.agents),
-                                                           dpa.GaussianDpEvent(1.0 / shift))
+                                                           dpa.GaussianDpEvent(1.0 / (2.0 * shift)))
             else:
                 one = dpa.PoissonSampledDpEvent(cfg.q, dpa.GaussianDpEvent(1.0 / shift))
             events.append(dpa.SelfComposedDpEvent(one, int(count)))

@@ -13,6 +13,7 @@ from engine.audit.hype_votes import VoteGame
 from engine.audit.result import AuditResult
 from engine.audit.stats import CONFIDENCE, epsilon_lower_bound, gdp_lower_bound, roc_curve
 from engine.blas import single_threaded_blas
+from engine.limits import Cost, knob_ranking
 
 # Measured on the 2-core development machine (benchmarks/bench_audit.py and the
 # README's audit section), rounded up: seconds per trial and release are
@@ -67,6 +68,19 @@ def estimate(config) -> AuditCost:
     per_release = OVERHEAD_SECONDS[config.mechanism] + PER_ELEMENT_SECONDS[config.mechanism] * largest
     return AuditCost(work=work, chunk_trials=chunk, peak_bytes=int(peak),
                      seconds=int(config.trials) * repeats * per_release)
+
+
+AUDIT_USUAL = dict(trials=200_000, steps=1, agents=10, features=4, candidates=100, clients=250)
+
+
+def audit_cost(config) -> Cost:
+    """:func:`estimate` as the host's :class:`~engine.limits.Cost`, with the knob to lower first."""
+    estimated = estimate(config)
+    names = ("trials", "steps", "agents", "features") if isinstance(config, ServerAudit) else ("trials", "clients",
+                                                                                             "candidates")
+    knobs = [(name, getattr(config, name), AUDIT_USUAL[name], 1) for name in names]
+    ranked = knob_ranking(knobs)
+    return Cost(seconds=estimated.seconds, memory_mb=estimated.peak_bytes / 1e6, field=ranked[0], knobs=ranked)
 
 
 def run_audit(config, *, progress: Callable[[int, int], None] | None = None,

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import sys
 
-from engine.audit import MECHANISMS, ServerAudit, VoteAudit, run_audit
+from engine.audit import MECHANISMS, ServerAudit, VoteAudit, audit_cost, run_audit
+from engine.cli import host_limits
 from engine.fbo.config import WEIGHT_SCHEDULES, WEIGHTS
 from engine.hype.config import AGGREGATIONS
+from engine.limits import check
 from engine.privacy import ACCOUNTANTS, SAMPLING
 from engine.validation import ConfigError, check_choice
 
@@ -76,7 +78,9 @@ def config_from_args(args):
 
 
 def run(args) -> dict:
-    result = run_audit(config_from_args(args))
+    config = config_from_args(args)
+    check(audit_cost(config), host_limits(), what="This audit")
+    result = run_audit(config)
     if result.violation:
         print(f"warning: {result.verdict}", file=sys.stderr)
     return result.to_json()

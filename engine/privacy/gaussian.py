@@ -34,7 +34,8 @@ def _accountant(name: str) -> dpa.PrivacyAccountant:
         # dp_accounting's PLD reads a GaussianDpEvent's multiplier per record norm and
         # doubles the sensitivity under REPLACE_ONE; ours is already the full
         # sensitivity Delta, so the add-or-remove PLD is the one of this release.
-        return PLDAccountant(dpa.NeighboringRelation.ADD_OR_REMOVE_ONE, value_discretization_interval=PLD_DISCRETISATION)
+        return PLDAccountant(dpa.NeighboringRelation.ADD_OR_REMOVE_ONE,
+                             value_discretization_interval=PLD_DISCRETISATION)
     relation = dpa.NeighboringRelation.REPLACE_ONE
     if name == "ma":
         return MomentsAccountant(neighboring_relation=relation)
