@@ -125,7 +125,7 @@ with left:
     st.plotly_chart(epsilon_figure(result), key="auditchart_epsilon")
 with right:
     st.markdown("**Reading the bars**")
-    st.caption("The grey bar is the ε the accountant claims; the coloured bar is the smallest ε that the attack's "
+    st.caption("The grey bar is the ε the accountant claims; the audited bar is the smallest ε that the attack's "
                "error rates prove with 95 % confidence, and its whisker reaches the point estimate. A bar short "
                "of the dashed claim means the audit found no leak (it does not show the claim is tight); a bar "
                "past it means the code leaks more than it claims.")

@@ -13,6 +13,7 @@ from engine.fbo.config import FboConfig
 from engine.fbo.plan import make_plan
 from engine.privacy import default_delta
 from ui.audit_panel import EMBEDDED_TRIALS, embedded_trials, server_audit
+from ui.state import Param
 
 ROOT = Path(__file__).resolve().parents[1]
 AUDIT = str(ROOT / "pages" / "7_Privacy_audit.py")
@@ -129,6 +130,14 @@ def test_link_parameters_are_parsed_with_limits():
     assert "Ignored link parameter(s) outside their limits: q, P, trials." == at.warning[0].value
     assert at.number_input(key="audit_q").value == 0.25 and at.number_input(key="audit_trials").value == 200_000
     assert at.number_input(key="audit_steps").value == 3 and at.number_input(key="audit_z").value == 1.5
+
+
+@pytest.mark.parametrize("text", ["1e999", "inf", "nan", "0", "11", "2.5", "x"])
+def test_a_bounded_number_from_a_link_must_be_finite_and_in_range(text):
+    # int(float("1e999")) would raise OverflowError, which no page catches: it must be a plain refusal.
+    with pytest.raises(ValueError):
+        Param(5, int, low=1, high=10).decode(text)
+    assert Param(5, int, low=1, high=10).decode("10") == 10 and Param(0.5, float, low=0, high=1).decode("0") == 0.0
 
 
 def test_the_federated_bo_and_dp_hype_settings_fill_the_controls():

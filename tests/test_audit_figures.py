@@ -67,26 +67,26 @@ def test_a_broken_mechanisms_roc_crosses_the_claims_curve(broken):
 
 
 def bars(fig) -> dict:
-    return {trace.y[0].split(" <b>")[0]: trace for trace in fig.data}
+    return {trace.y[0].split("<br>")[0]: trace for trace in fig.data}
 
 
 def test_epsilon_bars_put_the_claim_beside_the_audited_bound_with_its_whisker(honest, broken):
     fig = epsilon_figure(honest)
     by_name = bars(fig)
-    assert list(by_name) == ["audited lower bound (95%)", "claimed ε"]   # P = 1: the canary reaches the claim
+    assert list(by_name) == ["audited (95%)", "claimed ε"]   # P = 1: the canary reaches the claim
     assert by_name["claimed ε"].x[0] == honest.epsilon_claimed
-    audited = by_name["audited lower bound (95%)"]
+    audited = by_name["audited (95%)"]
     assert audited.x[0] == honest.epsilon_lower and audited.marker.color == CONSISTENT_COLOR
     assert audited.error_x.array[0] == pytest.approx(honest.epsilon_point - honest.epsilon_lower)
     assert [shape.x0 for shape in fig.layout.shapes] == [honest.epsilon_claimed]
-    assert bars(epsilon_figure(broken))["audited lower bound (95%)"].marker.color == VIOLATION_COLOR
+    assert bars(epsilon_figure(broken))["audited (95%)"].marker.color == VIOLATION_COLOR
 
 
 def test_with_sub_regions_the_bars_show_the_most_the_game_can_prove():
     result = run_audit(ServerAudit(P=2, steps=3, trials=2_000, seed=0))
     assert result.epsilon_canary < result.epsilon_claimed
     fig = epsilon_figure(result, title="Audited: a small server", height=230)
-    canary = bars(fig)["most this game can prove"]
+    canary = bars(fig)["most provable"]
     assert canary.x[0] == result.epsilon_canary and canary.marker.color == CANARY_COLOR
     assert fig.layout.title.text == "Audited: a small server"
 

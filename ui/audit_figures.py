@@ -109,7 +109,7 @@ def roc_figure(result: AuditResult) -> go.Figure:
 
 
 def epsilon_figure(result: AuditResult, *, title: str | None = None, height: int = 300) -> go.Figure:
-    """Claimed epsilon, the most this game can prove, and the audited lower bound with its interval.
+    """Claimed epsilon, the most this game can prove (when less), and the audited lower bound with its interval.
 
     The audited bar ends at the one-sided lower confidence bound; its whisker
     reaches the point estimate of the same held-out trials.
@@ -117,17 +117,17 @@ def epsilon_figure(result: AuditResult, *, title: str | None = None, height: int
     accountant = ACCOUNTANT_NAMES.get(result.accountant, result.accountant)
     rows = [("claimed ε", result.epsilon_claimed, CLAIM_COLOR, f"claimed by the {accountant} accountant")]
     if abs(result.epsilon_canary - result.epsilon_claimed) > 1e-3 * max(result.epsilon_claimed, 1e-12):
-        rows.append(("most this game can prove", result.epsilon_canary, CANARY_COLOR,
-                     "the same accountant for the canary's actual shift"))
-    rows.append((f"audited lower bound ({result.confidence:.0%})", result.epsilon_lower, audit_color(result),
-                 f"proved with {result.confidence:.0%} confidence from {result.trials:,} trials"))
+        rows.append(("most provable", result.epsilon_canary, CANARY_COLOR,
+                     "the most this game can prove: the same accountant for the canary's actual shift"))
+    rows.append((f"audited ({result.confidence:.0%})", result.epsilon_lower, audit_color(result),
+                 f"lower bound proved with {result.confidence:.0%} confidence from {result.trials:,} trials"))
     fig = go.Figure()
     for name, value, color, hover in reversed(rows):
         audited = name.startswith("audited")
         whisker = max(result.epsilon_point - result.epsilon_lower, 0.0) if audited else 0.0
         # The value sits in the axis label, where neither the whisker nor the claim's line can cover it.
         fig.add_trace(go.Bar(
-            y=[f"{name} <b>{value:.3g}</b>"], x=[value], orientation="h", marker_color=color, showlegend=False,
+            y=[f"{name}<br><b>{value:.3g}</b>"], x=[value], orientation="h", marker_color=color, showlegend=False,
             error_x=dict(type="data", symmetric=False, array=[whisker], arrayminus=[0.0], color="#444",
                          thickness=1.5, width=6, visible=audited),
             hovertemplate=(f"{value:.4g}: {hover}"
@@ -137,7 +137,7 @@ def epsilon_figure(result: AuditResult, *, title: str | None = None, height: int
     top = max(result.epsilon_claimed, result.epsilon_canary, result.epsilon_lower, result.epsilon_point)
     style(fig, title=title or f"Claimed ε against what the attack proves (δ = {result.delta:.3g})", x="ε",
           y="", height=height, legend=False)
-    fig.update_xaxes(range=[0, 1.08 * top if top > 0 else 1], rangemode="tozero")
+    fig.update_xaxes(range=[0, 1.12 * top if top > 0 else 1], rangemode="tozero")
     fig.update_yaxes(automargin=True)
     fig.update_layout(bargap=0.35)
     return fig

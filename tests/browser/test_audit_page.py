@@ -1,4 +1,5 @@
-"""The Privacy audit page in Chromium: audit the server, then catch the negative control; screenshots of both."""
+"""The Privacy audit page in Chromium (audit the server, then catch the negative control) and the audited-ε
+panel of the Federated BO page; screenshots of each."""
 
 from __future__ import annotations
 
@@ -40,3 +41,20 @@ def test_audit_page_shows_the_attack_and_catches_the_negative_control(page, app_
     page.get_by_text("VIOLATION: audited lower bound").wait_for(timeout=RUN_TIMEOUT_MS)
     assert "control=true" in page.url
     screenshot(page, "privacy_audit_negative_control")
+
+
+def test_federated_bo_run_offers_its_audited_epsilon(page, app_url):
+    page.goto(f"{app_url}/Federated_BO")
+    wait_for_app(page)
+    page.get_by_role("heading", name="Federated Bayesian optimisation").wait_for()
+    page.get_by_role("button", name="Run", exact=True).click()
+    audit = page.get_by_role("button", name="Audit this ε")
+    audit.wait_for(timeout=RUN_TIMEOUT_MS)   # offered after the run, never run with it
+    wait_for_app(page, RUN_TIMEOUT_MS)
+    assert page.get_by_text("Audited: DP-FTS-DE").count() == 0
+    audit.click()
+    page.get_by_text("See the attack on the Privacy audit page").wait_for(timeout=RUN_TIMEOUT_MS)
+    wait_for_app(page)
+    assert page.locator("[data-testid='stException']").count() == 0
+    assert page.locator("[data-testid='stPlotlyChart']").filter(has_text="Audited: DP-FTS-DE's server").count() == 1
+    screenshot(page, "federated_bo_audited")
