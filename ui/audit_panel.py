@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from engine.audit import AuditResult, ServerAudit, VoteAudit, audit_cost
+from engine.audit import AuditResult, ServerAudit, VoteAudit, audit_cost, run_audit
 from engine.limits import format_seconds
 from engine.validation import ConfigError
 from ui.audit_controls import describe, link_params
@@ -63,9 +63,14 @@ def canary_note(result: AuditResult) -> str | None:
 
 def audit_line(config) -> LiveLine:
     """The one line of an audit for :func:`ui.live_run.run_live`: the engine's audit in the background,
-    cached per configuration, stoppable between chunks of trials."""
-    return LiveLine("audit", lambda: in_background(lambda progress, cancel: cached_audit(config, progress, cancel)),
-                    steps=int(config.trials))
+    stoppable between chunks of trials, cached per configuration up to :data:`EMBEDDED_TRIALS` trials."""
+    def work(progress, cancel):
+        # A cached audit keeps its scores (16 bytes a trial) for every session: only small ones are worth it.
+        if config.trials <= EMBEDDED_TRIALS:
+            return cached_audit(config, progress, cancel)
+        return run_audit(config, progress=progress, cancel=cancel)
+
+    return LiveLine("audit", lambda: in_background(work), steps=int(config.trials))
 
 
 def progress_of(latest, counts) -> tuple[float, str]:
@@ -112,7 +117,7 @@ def audit_panel(key: str, config: ServerAudit | VoteAudit, what: str) -> None:
             st.caption(" ".join(filter(None, [result.verdict, canary_note(result)])))
             page_link(AUDIT, "See the attack on the Privacy audit page", icon=AUDIT.icon,
                       query_params=link_params(config))
-        elif isinstance(run, LiveRun) and run.status is RunStatus.FAILED:
+        elif isinstance(run, LiveRun) and run.status is RunStatus.FAILED and run.values.get("config") == config:
             show_failure(run, st)
         else:
             st.caption(f"Attacks {describe(config)} with {config.trials:,} trials (about "

@@ -63,8 +63,10 @@ def cached_calibrate_steps(target: float, q: float, z: float, delta: float, acco
 def cached_audit(config, _progress=None, _cancel=None) -> AuditResult:
     """An audit per configuration (ServerAudit or VoteAudit): computed once, then shared.
 
-    ``_progress`` and ``_cancel`` are passed to :func:`engine.audit.run_audit`
-    and are not part of the key; a cancelled audit raises and is not kept.
+    Only small audits come here (:func:`ui.audit_panel.audit_line`: at most
+    200,000 trials, about 3 MB of scores each). ``_progress`` and ``_cancel``
+    are passed to :func:`engine.audit.run_audit` and are not part of the key;
+    a cancelled audit raises and is not kept.
     """
     return run_audit(config, progress=_progress, cancel=_cancel)
 
