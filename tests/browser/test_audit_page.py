@@ -32,6 +32,8 @@ def test_audit_page_shows_the_attack_and_catches_the_negative_control(page, app_
     assert page.get_by_text("Consistent: audited lower bound").count() == 1
     for title in ("The attack's score in both worlds", "Claimed ε against what the attack proves"):
         assert page.locator("[data-testid='stPlotlyChart']").filter(has_text=title).count() == 1
+    # The controls still show the audited settings after the run (the claim is PLD's, the page's default).
+    assert "PLD" in page.locator("[data-testid='stSelectbox']").filter(has_text="accountant of the claim").inner_html()
     path = screenshot(page, "privacy_audit")
     assert path.stat().st_size > 50_000
 
