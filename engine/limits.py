@@ -44,7 +44,7 @@ KNOB_NAMES = {
     "agents": "agents", "iterations": "iterations", "runs": "runs", "features": "random features M",
     "n_init": "initial points", "t": "iteration t", "repetitions": "repetitions", "clients": "clients",
     "candidates": "candidates", "workers": "workers", "values": "compared values", "replicates": "seeds per setting",
-    "lines": "lines",
+    "lines": "lines", "trials": "number of trials", "steps": "releases T",
 }
 
 

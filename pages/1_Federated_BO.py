@@ -17,7 +17,7 @@ from ui import fbo_controls as controls
 from ui.cached import cached_objective, cached_plan
 from ui.errors import ErrorSlots
 from ui.fbo_figures import convergence_figure, convergence_lines, epsilon_lines, privacy_figure
-from ui.fbo_results import after_run, downloads, privacy_preview, status_text
+from ui.fbo_results import after_run, audited, downloads, privacy_preview, status_text
 from ui.live_run import LiveLine, RunStatus, current_run, run_buttons, run_live, show_failure
 from ui.routes import FBO
 
@@ -145,6 +145,9 @@ else:
         st.info("The settings changed since this run; press **Run** to see them.", icon=":material/info:")
     draw_main(run, "final")
     runs = run.shown()
+    if run.status is RunStatus.DONE:
+        with chart_cols[1]:
+            audited(runs)
     if runs and min(len(res.records) for _, res in runs) > 0:
         after_run(runs)
         downloads(run, controls.FBO_PARAMS)

@@ -15,6 +15,7 @@ from engine.hype.voting import sensitivity
 from engine.limits import hype_cost
 from engine.validation import ConfigError
 from ui import hype_controls as controls
+from ui.audit_panel import vote_panel
 from ui.cached import cached_grid, cached_noise, cached_table
 from ui.errors import ErrorSlots
 from ui.hype_figures import (
@@ -171,6 +172,7 @@ elif run.status is RunStatus.STOPPED:
 else:
     status_slot.success(text, icon=":material/check_circle:")
 draw_summary(result)
+vote_panel(result.config)
 
 # ---------------------------------------------------------------- curves over epsilon or k
 shown = result.config

@@ -12,7 +12,10 @@ import pytest
 from engine.audit import AuditCancelled, ServerAudit, VoteAudit, estimate, max_tpr, run_audit
 from engine.audit import stats
 from engine.cli import main
+from engine.audit.fbo_server import ServerGame
 from engine.fbo import server
+from engine.fbo.config import FboConfig
+from engine.fbo.plan import make_plan
 from engine.hype import HypeConfig, voting
 from engine.privacy import epsilon, gaussian_epsilon
 from engine.validation import ConfigError
@@ -194,6 +197,36 @@ def test_from_hype_audits_the_runs_own_claim():
     audit = VoteAudit.from_hype(HypeConfig(epsilon=0.5, k=3, candidates=20, clients=40), trials=200)
     assert (audit.k, audit.candidates, audit.clients, audit.accountant) == (3, 20, 40, "rdp")
     assert run_audit(audit).epsilon_claimed == pytest.approx(0.5, rel=1e-3)
+
+
+def test_from_plan_audits_what_the_run_releases_and_claims_the_same_epsilon():
+    # The run's own settings, its calibrated z and its releases, with no simulation built.
+    config = FboConfig(algorithm="dp-fts-de", agents=50, iterations=30, q=0.25, S=11.0, P=3, accountant="ma",
+                       budget=6.0, calibrate_z=True)
+    plan = make_plan(config)
+    audit = ServerAudit.from_plan(plan, trials=200)
+    assert (audit.q, audit.z, audit.S, audit.P, audit.steps) == (0.25, plan.z, 11.0, 3, 30)
+    assert (audit.delta, audit.accountant, audit.sampling) == (plan.delta, "ma", "poisson")
+    assert audit.agents == 10 and plan.z != config.z
+    assert ServerGame(audit).epsilon_claimed() == pytest.approx(plan.final_epsilon, rel=1e-6)
+
+
+def test_from_plan_follows_a_budget_stop_and_fixed_size_sampling():
+    stopped = make_plan(FboConfig(algorithm="dp-fts", agents=40, iterations=30, q=0.25, z=1.5, budget=8.0,
+                                  accountant="rdp", sampling="fixed"))
+    assert 1 <= stopped.releases < 30
+    audit = ServerAudit.from_plan(stopped)
+    # Fixed-size sampling charges round(N q) of N agents: the audit keeps the run's N for the same claim.
+    assert (audit.steps, audit.agents, audit.P) == (stopped.releases, 40, 1)
+    assert ServerGame(audit).epsilon_claimed() == pytest.approx(stopped.final_epsilon, rel=1e-6)
+
+
+@pytest.mark.parametrize("fields, field", [(dict(algorithm="fts-de"), "algorithm"),
+                                           (dict(algorithm="dp-fts-de", z=0.3, budget=0.1), "budget")])
+def test_from_plan_refuses_a_run_with_nothing_private_to_audit(fields, field):
+    with pytest.raises(ConfigError) as err:
+        ServerAudit.from_plan(make_plan(FboConfig(agents=20, iterations=10, **fields)))
+    assert err.value.field == field
 
 
 # ---------------------------------------------------------------- running, reproducing, pricing

@@ -104,3 +104,55 @@ def test_a_run_the_script_did_not_finish_is_kept_as_stopped():
     at.session_state["demo"] = LiveRun(status=RunStatus.RUNNING, labels=["a"], results=["A0"], values={})
     at.run()   # a rerun that was not started by Run (e.g. Stop)
     assert at.session_state["status"] == "stopped" and at.session_state["demo"].results == ["A0"]
+
+
+# ---------------------------------------------------------------- one engine call in the background
+
+
+def test_a_background_call_reports_progress_then_its_result():
+    from ui.live_run import Progress, in_background
+
+    def work(progress, cancel):
+        for done in (2, 4, 6):
+            progress(done, 6)
+        return "result"
+
+    items = list(in_background(work, poll=0.01))
+    assert items[-1] == "result"
+    reports = [item for item in items if isinstance(item, Progress)]
+    assert [p.done for p in reports if p.total] == [2, 4, 6] and all(p.total in (0, 6) for p in reports)
+
+
+def test_a_background_calls_error_is_raised_in_the_script():
+    import pytest
+
+    from ui.live_run import in_background
+
+    def work(progress, cancel):
+        raise ValueError("the engine refused")
+
+    with pytest.raises(ValueError, match="the engine refused"):
+        list(in_background(work, poll=0.01))
+
+
+def test_closing_a_background_line_cancels_its_call():
+    import threading
+
+    from ui.live_run import in_background
+
+    stopped, chunks = threading.Event(), []
+
+    def work(progress, cancel):
+        while not cancel():          # the engine asks before every chunk, as run_audit does
+            chunks.append(1)
+            progress(len(chunks), 10**9)
+            threading.Event().wait(0.005)
+        stopped.set()
+
+    line = in_background(work, poll=0.01)
+    next(line), next(line)
+    line.close()                     # what a rerun (Stop, another control, the session ending) does to the line
+    assert stopped.wait(2.0), "the call kept running after its line was closed"
+    count = len(chunks)
+    threading.Event().wait(0.05)
+    assert len(chunks) == count

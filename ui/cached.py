@@ -1,7 +1,7 @@
 """Engine calls that are pure and worth keeping across reruns and sessions.
 
 ``st.cache_data`` keeps values (copied for each caller): privacy accounting,
-calibration, run plans, DP-HYPE's score tables and noise. ``st.cache_resource``
+calibration, privacy audits, run plans, DP-HYPE's score tables and noise. ``st.cache_resource``
 keeps objects every session may share because they are immutable: the
 objectives and PO-GP-UCB's tasks. The engine functions themselves stay free
 of Streamlit.
@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 import streamlit as st
 
+from engine.audit import AuditResult, run_audit
 from engine.fbo.config import FboConfig
 from engine.fbo.plan import RunPlan, make_plan
 from engine.hype import HypeConfig
@@ -53,6 +54,21 @@ def cached_calibrate_q(target: float, z: float, steps: int, delta: float, accoun
 def cached_calibrate_steps(target: float, q: float, z: float, delta: float, accountant: str,
                            sampling: str = "poisson", n_agents: int | None = None) -> int:
     return calibrate_steps(target, q, z, delta, accountant, sampling=sampling, n_agents=n_agents)
+
+
+# ---------------------------------------------------------------- privacy audit
+
+
+@st.cache_data(show_spinner=False, max_entries=32)
+def cached_audit(config, _progress=None, _cancel=None) -> AuditResult:
+    """An audit per configuration (ServerAudit or VoteAudit): computed once, then shared.
+
+    Only small audits come here (:func:`ui.audit_panel.audit_line`: at most
+    200,000 trials, about 3 MB of scores each). ``_progress`` and ``_cancel``
+    are passed to :func:`engine.audit.run_audit` and are not part of the key;
+    a cancelled audit raises and is not kept.
+    """
+    return run_audit(config, progress=_progress, cancel=_cancel)
 
 
 # ---------------------------------------------------------------- federated BO

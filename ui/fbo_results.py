@@ -16,6 +16,9 @@ import streamlit as st
 
 from engine.fbo.config import FboConfig
 from engine.fbo.plan import RunPlan
+from engine.validation import ConfigError
+from ui.audit_panel import audit_panel, server_audit
+from ui.cached import cached_plan
 from ui.fbo_figures import (
     agent_heatmap,
     agent_metric,
@@ -58,6 +61,25 @@ def status_text(run: LiveRun) -> tuple[str, str]:
     done_t = min((len(res.records) - 1 for _, res in runs), default=-1)
     return "warning", (f"Stopped at iteration {max(done_t, 0)} of {T}; the charts show the iterations that "
                        "finished.")
+
+
+def audited(runs: list[tuple[str, object]]) -> None:
+    """The audited-ε panel beside the privacy chart: the server of one private line, audited on demand."""
+    private = [(label, res) for label, res in runs if res.config.is_private]
+    if not private:
+        return
+    names = [label for label, _ in private]
+    if st.session_state.get("fbo_opt_audit") not in names:
+        st.session_state["fbo_opt_audit"] = names[-1]
+    if len(names) > 1:
+        st.selectbox("line to audit", names, key="fbo_opt_audit")
+    label = st.session_state["fbo_opt_audit"]
+    try:
+        config = server_audit(cached_plan(dict(private)[label].config))
+    except ConfigError as err:
+        st.caption(f"Nothing to audit: {err}")
+        return
+    audit_panel("fbo_audit", config, f"{label}'s server, {config.steps} release(s)")
 
 
 def after_run(runs: list[tuple[str, object]]) -> None:

@@ -9,6 +9,7 @@ from engine.hype.config import MODE_LABELS
 from engine.hype.sweeps import FIG2A_EPSILONS, FIG2A_KS
 from engine.limits import check, hype_cost
 from ui.errors import ErrorSlots
+from ui.live_run import LiveRun
 from ui.state import Param, current_values, seed_controls, set_state
 
 PREFIX = "hype_"
@@ -71,8 +72,19 @@ def current() -> dict:
     return current_values(PARAMS, PREFIX)
 
 
-def config_of(values: dict) -> HypeConfig:
-    """The HypeConfig of the controls, priced against the host's limit; raises ConfigError naming the field."""
+def settings() -> dict:
+    """The DP-HYPE settings another page should use: its last run's, else its controls, else the defaults."""
+    run = st.session_state.get(RUN_KEY)
+    if isinstance(run, LiveRun) and isinstance(run.values, dict):
+        values = run.values
+    else:
+        values = {name: st.session_state[_key(name)] for name in PARAMS if _key(name) in st.session_state}
+    return {name: values.get(name, param.default) for name, param in PARAMS.items()}
+
+
+def config_of(values: dict, *, priced: bool = True) -> HypeConfig:
+    """The HypeConfig of the controls, priced against the host's limit (unless ``priced`` is False);
+    raises ConfigError naming the field."""
     noise_eps = values["noise"] == "epsilon"
     config = HypeConfig(
         mode=values["mode"], clients=values["clients"], candidates=values["candidates"], good=values["good"],
@@ -81,7 +93,8 @@ def config_of(values: dict) -> HypeConfig:
         dropout=values["dropout"], repetitions=values["repetitions"], seed=values["seed"],
         dataset=values["dataset"], alpha=values["alpha"] if values["split"] == "dirichlet" else None,
         runs=values["runs"])
-    check(hype_cost(config))
+    if priced:
+        check(hype_cost(config))
     return config
 
 

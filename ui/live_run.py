@@ -15,12 +15,15 @@ loop; the next run finds the state still ``running`` and marks it
 
 from __future__ import annotations
 
+import queue
+import threading
 import time
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any, Callable, Iterator, Mapping, Sequence
 
 import streamlit as st
+from streamlit.runtime.scriptrunner import add_script_run_ctx
 
 from engine.limits import Cost, check
 from engine.validation import ConfigError
@@ -62,6 +65,62 @@ class LiveLine:
     label: str
     start: Callable[[], Iterator[Any]]
     steps: int                         # how many items the iterator yields (for the progress bar)
+
+
+@dataclass(frozen=True)
+class Progress:
+    """How far an engine call that reports progress has got (what :func:`in_background` yields meanwhile)."""
+
+    done: int
+    total: int
+
+
+POLL_SECONDS = 0.2   # a background call's line yields at least this often, so Stop is seen promptly
+
+
+def in_background(work: Callable[[Callable[[int, int], None], Callable[[], bool]], Any], *,
+                  poll: float = POLL_SECONDS) -> Iterator[Any]:
+    """A LiveLine's iterator for one engine call ``work(progress, cancel)`` that runs to the end in one go.
+
+    The call runs in a thread and the line yields a :class:`Progress` after each
+    report (and every ``poll`` seconds), then the call's result; an exception it
+    raises is raised here. Closing the iterator (Stop or any control rerunning
+    the script, the session ending) makes ``cancel()`` return True, so the
+    engine stops at its next check instead of finishing unseen.
+    """
+    reports: queue.Queue = queue.Queue()
+    cancelled = threading.Event()
+    outcome: dict[str, Any] = {}
+
+    def target() -> None:
+        try:
+            outcome["result"] = work(lambda done, total: reports.put(Progress(int(done), int(total))),
+                                     cancelled.is_set)
+        except BaseException as err:  # noqa: BLE001 - handed to the script thread, which raises it
+            outcome["error"] = err
+        finally:
+            reports.put(None)
+
+    # The thread sees the session's context, so cached engine calls (st.cache_data) work inside it.
+    thread = add_script_run_ctx(threading.Thread(target=target, name="live-run-call", daemon=True))
+    latest = Progress(0, 0)
+    thread.start()
+    try:
+        while True:
+            try:
+                report = reports.get(timeout=poll)
+            except queue.Empty:
+                yield latest
+                continue
+            if report is None:
+                break
+            latest = report
+            yield report
+        if "error" in outcome:
+            raise outcome["error"]
+        yield outcome["result"]
+    finally:
+        cancelled.set()
 
 
 def run_buttons(key: str, *, disabled: bool, widths: Sequence[float] = (1, 1, 5)) -> tuple[bool, list]:

@@ -57,8 +57,11 @@ POGPUCB = Route("pages/5_PO_GP_UCB.py", "PO-GP-UCB", ":material/visibility_off:"
                 "Private outsourced BO: a curator releases a randomly projected copy of its data.")
 TRADEOFF = Route("pages/6_Tradeoff_explorer.py", "Trade-off explorer", ":material/scatter_plot:",
                  "Sweep q, z or ε and see the whole privacy-utility frontier, locally or on a Dask cluster.")
+AUDIT = Route("pages/7_Privacy_audit.py", "Privacy audit", ":material/policy:",
+              "Attack the engine's own mechanism code and check a claimed ε against the lower bound the attack "
+              "proves.")
 
-ROUTES = (FBO, TEACHING, ACCOUNTANT, HYPE, POGPUCB, TRADEOFF)
+ROUTES = (FBO, TEACHING, ACCOUNTANT, HYPE, POGPUCB, TRADEOFF, AUDIT)
 # The page that shows one configuration of each sweep tool.
 TOOL_ROUTES = {"fbo": FBO, "hype": HYPE, "pogpucb": POGPUCB}
 

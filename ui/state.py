@@ -22,13 +22,17 @@ class Param:
 
     ``kind`` is one of ``bool``, ``int``, ``float``, ``str`` or ``list`` (a list
     of strings, written to the URL joined by commas). ``optional`` allows
-    ``None`` (an empty field), written to the URL as an empty value.
+    ``None`` (an empty field), written to the URL as an empty value. ``low``
+    and ``high`` bound a number read from the URL (inclusive); the control's
+    own check still words what is wrong with a value typed in.
     """
 
     default: Any
     kind: type
     choices: tuple | None = None
     optional: bool = False
+    low: float | None = None
+    high: float | None = None
 
     def decode(self, text: str):
         """Parse a query-parameter string; raises ValueError when it does not fit."""
@@ -42,16 +46,13 @@ class Param:
             if lowered in ("0", "false", "no", "off"):
                 return False
             raise ValueError(text)
-        if self.kind is int:
+        if self.kind in (int, float):
             number = float(text)
-            if number != int(number):
+            if not np.isfinite(number) or (self.kind is int and number != int(number)):
                 raise ValueError(text)
-            return int(number)
-        if self.kind is float:
-            number = float(text)
-            if not np.isfinite(number):
+            if (self.low is not None and number < self.low) or (self.high is not None and number > self.high):
                 raise ValueError(text)
-            return number
+            return int(number) if self.kind is int else number
         if self.kind is list:
             items = [item.strip() for item in text.split(",") if item.strip()]
             if self.choices is not None and any(item not in self.choices for item in items):

@@ -98,16 +98,36 @@ class ServerAudit:
         _check_common(self)
 
     @classmethod
-    def from_simulation(cls, simulation, **changes) -> "ServerAudit":
-        """The server of a prepared :class:`engine.fbo.Simulation` (its z, delta, P, releases, accountant)."""
-        config = simulation.config
-        settings = dict(q=config.q, z=simulation.z, S=config.S, P=simulation.P,
-                        steps=max(1, simulation.releases_allowed),
+    def from_plan(cls, plan, **changes) -> "ServerAudit":
+        """The server a federated BO run releases, from its :class:`engine.fbo.plan.RunPlan` (no simulation).
+
+        Takes the plan's q, z (calibrated when the run calibrates it), S, P,
+        sampling, weights, delta, accountant and its number of releases (fewer
+        than T when a budget stops the server), so the audit claims what the
+        run claims. ``agents`` stays small (it changes only the cost, and
+        ``P`` sub-regions need at least P agents) except under fixed-size
+        sampling, whose claim depends on N. ``changes`` override any field.
+        Raises ConfigError when the run releases nothing private.
+        """
+        config = plan.config
+        if not config.is_private:
+            raise ConfigError(f"{config.algorithm.upper()} adds no noise, so there is no claimed epsilon to "
+                              "audit; choose DP-FTS or DP-FTS-DE.", "algorithm")
+        if plan.releases < 1:
+            raise ConfigError("The privacy budget stops the server before its first release, so there is "
+                              "nothing to audit.", "budget")
+        agents = plan.n_agents if config.sampling == "fixed" else max(cls.agents, plan.n_subregions)
+        settings = dict(q=config.q, z=plan.z, S=config.S, P=plan.n_subregions, agents=agents, steps=plan.releases,
                         sampling=config.sampling, weights=config.weights, weight_a=config.weight_a,
-                        weight_schedule=config.weight_schedule, delta=simulation.delta, seed=config.seed,
+                        weight_schedule=config.weight_schedule, delta=plan.delta, seed=config.seed,
                         accountant=config.accountant)
         settings.update(changes)
         return cls(**settings)
+
+    @classmethod
+    def from_simulation(cls, simulation, **changes) -> "ServerAudit":
+        """The server of a prepared :class:`engine.fbo.Simulation`: :meth:`from_plan` of its plan."""
+        return cls.from_plan(simulation.plan, **changes)
 
     def replace(self, **changes) -> "ServerAudit":
         return dataclasses.replace(self, **changes)

@@ -1,0 +1,146 @@
+"""Privacy audit: attack a mechanism's own code and check its claimed ε against the lower bound the attack proves."""
+
+from __future__ import annotations
+
+import time
+
+import streamlit as st
+
+from engine.audit import AuditResult
+from engine.cli import to_json
+from engine.limits import format_seconds
+from engine.privacy import ACCOUNTANT_LABELS
+from engine.validation import ConfigError
+from ui import audit_controls as controls
+from ui.audit_figures import epsilon_figure, roc_figure, scores_figure
+from ui.audit_panel import audit_line, canary_note, progress_of
+from ui.errors import ErrorSlots
+from ui.live_run import RunStatus, current_run, run_buttons, run_live, show_failure
+from ui.routes import AUDIT
+
+SCRIPT_START = time.perf_counter()
+AUDIT.configure()
+
+ignored = controls.init()
+slots = ErrorSlots()
+with st.sidebar:
+    controls.sidebar(slots)
+values = controls.current()
+
+# ---------------------------------------------------------------- main area
+st.title("Privacy audit: does the claimed ε hold?")
+st.write(
+    "Differential privacy promises that nobody who sees a mechanism's output can tell well whether one participant, "
+    "the **canary**, took part: any test that says “in” with true-positive rate TPR must also say it to a "
+    "world without the canary at a false-positive rate FPR with TPR ≤ e^ε·FPR + δ. The accountant's ε describes "
+    "the mechanism on paper; a bug in the code (too little noise, a forgotten clip) would leave it unchanged. "
+    "This page plays the game against the engine's own mechanism code many times, picks the strongest test, and "
+    "turns its error rates into a lower bound on ε that holds with 95 % confidence.")
+if ignored:
+    st.warning(f"Ignored link parameter(s) outside their limits: {', '.join(ignored)}.")
+
+st.toggle("Negative control: the mechanism adds half the noise it should, the claim stays the same",
+          key="audit_control", help="A deliberately broken mechanism (noise scale 0.5). A working audit must catch "
+                                    "it: the lower bound rises above the claimed ε.")
+config, cost, config_error = None, None, None
+try:
+    config, cost = controls.config_of(values)
+except ConfigError as err:
+    config_error = err
+    slots.show(err)
+
+run_clicked, (message_col,) = run_buttons("audit", disabled=config is None)
+with message_col:
+    slots.fallback()
+    if config is not None:
+        st.caption(f"{controls.describe(config)}. {config.trials:,} trials, about {format_seconds(cost.seconds)}.")
+    elif slots.has(config_error.field):
+        st.caption(":material/arrow_back: Run is off until the setting marked on the left is fixed.")
+status_slot = st.empty()
+progress_slot = st.empty()
+
+if run_clicked and config is not None:
+    run_live(controls.RUN_KEY, [audit_line(config)], values=values, draw=lambda live, suffix: None,
+             progress_slot=progress_slot, errors=slots, cost=cost, what="This audit", progress=progress_of,
+             started=SCRIPT_START)
+
+run = current_run(controls.RUN_KEY, run_clicked)
+if run is None:
+    st.info("Press **Run**: the attack's scores, its ROC curve and the audited ε appear here. Try the negative "
+            "control to see a broken mechanism caught.", icon=":material/info:")
+    st.stop()
+if run.status is RunStatus.FAILED:
+    show_failure(run, status_slot)
+    st.stop()
+result = run.results[0]
+if not isinstance(result, AuditResult):
+    status_slot.warning("Stopped before the attack finished; an audit bounds ε only from all of its trials. Press "
+                        "Run to start again.", icon=":material/pause_circle:")
+    st.stop()
+if run.values != values:
+    st.info("The settings changed since this audit; press **Run** to audit them.", icon=":material/info:")
+if result.violation:
+    status_slot.error(result.verdict, icon=":material/gpp_bad:")
+else:
+    status_slot.success(result.verdict, icon=":material/verified_user:")
+
+m = st.columns(5)
+m[0].metric("claimed ε", f"{result.epsilon_claimed:.3g}",
+            help=f"{ACCOUNTANT_LABELS[result.accountant]} accountant, δ = {result.delta:.3g}.")
+m[1].metric("audited lower bound", f"{result.epsilon_lower:.3g}", delta=f"point estimate {result.epsilon_point:.3g}",
+            delta_color="off", delta_arrow="off",
+            help=f"The true ε is at least this, with {result.confidence:.0%} confidence; the point estimate uses "
+                 "the same held-out rates without the confidence margin.")
+m[2].metric("most this game can prove", f"{result.epsilon_canary:.3g}",
+            help="The accountant's ε for the canary's actual effect on the output: no attack on this canary can "
+                 "prove more.")
+if result.mu_claimed is not None:
+    m[3].metric("Gaussian DP μ (audited)", f"{result.mu_lower:.3g}", delta=f"claimed {result.mu_claimed:.3g}",
+                delta_color="off", delta_arrow="off",
+                help=f"Lower confidence bound on μ (Nasr et al. 2023); exact for one Gaussian release. As ε at δ: "
+                     f"{result.epsilon_gdp:.3g}.")
+else:
+    m[3].metric("Gaussian DP μ (summary)", f"{result.mu_lower:.3g}",
+                help="Subsampled releases are not exactly Gaussian: μ summarises the attack, the verdict uses ε.")
+m[4].metric("trials", f"{result.trials:,}", help=f"Half with the canary in, half without; "
+            f"{result.evaluation_trials:,} per world held out to bound ε. {result.wall_seconds:.1f} s.")
+
+left, right = st.columns(2)
+with left:
+    log_y = st.toggle("log counts", value=True, key="audit_opt_log", help="The strongest tests sit in a tail.")
+    st.plotly_chart(scores_figure(result, log_y=log_y), key="auditchart_scores")
+    st.caption("Each trial runs the real mechanism once, with the canary in (orange) or out (blue), and the "
+               "attacker turns the output into one score, how much likelier it is under “in” than “out”. The "
+               "attacker says “in” right of the dashed threshold: the more orange than blue lands there, the "
+               "more the output gives the canary away.")
+with right:
+    st.plotly_chart(roc_figure(result), key="auditchart_roc")
+    st.caption("Every threshold gives one point: how often the attack says “in” when the canary is in (TPR) "
+               "against when it is out (FPR), on trials it did not use to choose the threshold. If the claimed "
+               "ε holds, no attack rises above the grey dashed curve; a broken mechanism crosses it, usually at "
+               "small FPR, which is why both axes are logarithmic.")
+
+left, right = st.columns([3, 2])
+with left:
+    st.plotly_chart(epsilon_figure(result), key="auditchart_epsilon")
+with right:
+    st.markdown("**Reading the bars**")
+    st.caption("The grey bar is the ε the accountant claims; the audited bar is the smallest ε that the attack's "
+               "error rates prove with 95 % confidence, and its whisker reaches the point estimate. A bar short "
+               "of the dashed claim means the audit found no leak (it does not show the claim is tight); a bar "
+               "past it means the code leaks more than it claims.")
+    note = canary_note(result)
+    if note:
+        st.caption(note)
+
+with st.expander("What was attacked, and the numbers"):
+    st.markdown(f"- **Mechanism**: {controls.describe(result.config)}\n"
+                f"- **Neighbouring inputs**: {result.neighbours}\n"
+                f"- **Attack statistic**: {result.statistic}\n"
+                f"- **Chosen test**: score ≥ {result.threshold:.4g} (chosen on half the trials), held-out "
+                f"TPR {result.tpr:.4g} (at least {result.tpr_lower:.4g}), FPR {result.fpr:.3g} (at most "
+                f"{result.fpr_upper:.3g})\n"
+                f"- **Noise actually added**: {result.noise_scale:g} × the claimed noise")
+    st.download_button("Audit (JSON)", to_json(result.to_json()).encode(), file_name="audit.json",
+                       mime="application/json", icon=":material/download:", on_click="ignore", key="audit_dl_json",
+                       help="The JSON object `python -m engine audit` prints for these settings.")

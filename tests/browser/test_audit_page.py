@@ -1,0 +1,62 @@
+"""The Privacy audit page in Chromium (audit the server, then catch the negative control) and the audited-ε
+panel of the Federated BO page; screenshots of each."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.browser.conftest import screenshot, wait_for_app
+
+pytestmark = pytest.mark.browser
+
+RUN_TIMEOUT_MS = 120_000
+# The ROC chart is drawn when its attack curve (a line of many points) is on it.
+ROC_DRAWN = ("() => [...document.querySelectorAll(\"[data-testid='stPlotlyChart']\")]"
+             ".some(el => el.innerText.includes('ROC of the attack') && el.querySelectorAll('.scatterlayer .trace')"
+             ".length >= 3)")
+
+
+def run_audit(page) -> None:
+    page.get_by_role("button", name="Run", exact=True).click()
+    page.wait_for_function(ROC_DRAWN, timeout=RUN_TIMEOUT_MS)
+    wait_for_app(page, RUN_TIMEOUT_MS)
+
+
+def test_audit_page_shows_the_attack_and_catches_the_negative_control(page, app_url):
+    # One release, 100,000 trials: about half a second of attack.
+    page.goto(f"{app_url}/Privacy_audit?trials=100000")
+    wait_for_app(page)
+    page.get_by_role("heading", name="Privacy audit: does the claimed ε hold?").wait_for()
+    run_audit(page)
+    assert page.locator("[data-testid='stException']").count() == 0
+    assert page.get_by_text("Consistent: audited lower bound").count() == 1
+    for title in ("The attack's score in both worlds", "Claimed ε against what the attack proves"):
+        assert page.locator("[data-testid='stPlotlyChart']").filter(has_text=title).count() == 1
+    # The controls still show the audited settings after the run (the claim is PLD's, the page's default).
+    assert "PLD" in page.locator("[data-testid='stSelectbox']").filter(has_text="accountant of the claim").inner_html()
+    path = screenshot(page, "privacy_audit")
+    assert path.stat().st_size > 50_000
+
+    page.get_by_text("Negative control: the mechanism adds half the noise").click()
+    wait_for_app(page)
+    run_audit(page)
+    page.get_by_text("VIOLATION: audited lower bound").wait_for(timeout=RUN_TIMEOUT_MS)
+    assert "control=true" in page.url
+    screenshot(page, "privacy_audit_negative_control")
+
+
+def test_federated_bo_run_offers_its_audited_epsilon(page, app_url):
+    page.goto(f"{app_url}/Federated_BO")
+    wait_for_app(page)
+    page.get_by_role("heading", name="Federated Bayesian optimisation").wait_for()
+    page.get_by_role("button", name="Run", exact=True).click()
+    audit = page.get_by_role("button", name="Audit this ε")
+    audit.wait_for(timeout=RUN_TIMEOUT_MS)   # offered after the run, never run with it
+    wait_for_app(page, RUN_TIMEOUT_MS)
+    assert page.get_by_text("Audited: DP-FTS-DE").count() == 0
+    audit.click()
+    page.get_by_text("See the attack on the Privacy audit page").wait_for(timeout=RUN_TIMEOUT_MS)
+    wait_for_app(page)
+    assert page.locator("[data-testid='stException']").count() == 0
+    assert page.locator("[data-testid='stPlotlyChart']").filter(has_text="Audited: DP-FTS-DE's server").count() == 1
+    screenshot(page, "federated_bo_audited")
