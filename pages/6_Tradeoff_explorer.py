@@ -12,6 +12,7 @@ import streamlit as st
 from streamlit.errors import StreamlitAPIException
 
 from engine.fbo.config import FboConfig
+from engine.fbo.presets import REFERENCES, reference_name
 from engine.paths import cache_dir
 from engine.sweep import (
     COMBINE,
@@ -55,7 +56,7 @@ PAGE_TOOLS = ("fbo", "hype", "pogpucb")
 TOOL_PAGES = {"fbo": (FBO_PAGE, "Federated BO"), "hype": ("pages/4_DP_HYPE.py", "DP-HYPE"),
               "pogpucb": ("pages/5_PO_GP_UCB.py", "PO-GP-UCB")}
 REFERENCE_ALGORITHMS = ("ts", "fts", "fts-de")
-REFERENCE_LABELS = {"ts": "TS (agents alone)", "fts": "FTS (all agents concurrently)", "fts-de": "FTS-DE (no DP)"}
+REFERENCE_LABELS = {"ts": "TS (agents alone)", "fts": "FTS (FTS-DE with P = 1, the paper's)", "fts-de": "FTS-DE (no DP)"}
 SWEEP_WORK_FACTOR = 10   # a sweep may ask for this many times the work of one run on the FBO page
 CUSTOM = "custom"
 DEFAULT_BASE = dict(algorithm="dp-fts-de", dataset="synthetic", agents=50, iterations=30)
@@ -99,7 +100,7 @@ def preset_values(name: str) -> dict:
     """The controls' values for a sweep preset."""
     preset = SWEEP_PRESETS[name]
     axes = list(preset.get("axes", ()))
-    refs = [r["algorithm"] for r in preset.get("references", ()) if r.get("algorithm") in REFERENCE_ALGORITHMS]
+    refs = [n for n in map(reference_name, preset.get("references", ())) if n in REFERENCE_ALGORITHMS]
     return dict(preset=name, tool=preset["tool"], base=format_lines(preset.get("base", {})),
                 p1=axes[0][0] if axes else "none", v1=format_values(axes[0][1]) if axes else "",
                 p2=axes[1][0] if len(axes) > 1 else "none", v2=format_values(axes[1][1]) if len(axes) > 1 else "",
@@ -282,8 +283,7 @@ def build_spec(values: dict) -> SweepSpec:
         axes.append(parse_assignment(f"{name}={values[v]}", many=True))
     references = ()
     if values["tool"] == "fbo":
-        references = tuple(dict(algorithm=a, fts_variant="concurrent") if a == "fts" else dict(algorithm=a)
-                           for a in values["refs"])
+        references = tuple(dict(REFERENCES[a]) for a in values["refs"])
     preset = SWEEP_PRESETS.get(values["preset"], {})
     label = preset.get("label", "") if values["preset"] != CUSTOM else ""
     return SweepSpec(tool=values["tool"], base=base, axes=tuple(axes), combine=values["combine"],
