@@ -16,7 +16,7 @@ import sys
 
 from engine.validation import ConfigError
 
-TOOLS = ("fbo", "privacy", "hype", "pogpucb", "data", "sweep")
+TOOLS = ("fbo", "privacy", "hype", "pogpucb", "data", "sweep", "reproduce")
 
 
 class UsageError(Exception):

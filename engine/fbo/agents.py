@@ -109,18 +109,23 @@ class AgentPool:
         return self.own.argmax(rng, candidates.points, flat).reshape(self.n_runs, self.n_agents)
 
     def avoid_repeats(self, index: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-        """Replace a candidate the agent has already queried by a uniformly random one.
+        """Replace a candidate the agent has already queried by a random one it has not.
 
-        The authors' agents do this (bayesian_optimization_dp_fts_de.py:212-215: a
-        repeated query becomes a uniform random point); on a table it keeps a
-        deterministic objective from being asked the same question twice.
-        Continuous candidates are fresh every iteration, so they never repeat.
+        The authors' agents replace a repeated query by a uniform random point of the
+        domain (bayesian_optimization_dp_fts_de.py:212-215), which on their continuous
+        domain is always new; on a table the analogue is a uniform draw among the
+        candidates the agent has not queried yet, so a deterministic objective is never
+        asked the same question twice. Continuous candidates are fresh every iteration.
         """
         if self._visited is None:
             return index
         repeated = np.take_along_axis(self._visited, index[:, :, None], axis=2)[:, :, 0]
         if repeated.any():
-            index = np.where(repeated, rng.integers(0, self._visited.shape[2], index.shape), index)
+            runs, agents = np.nonzero(repeated)
+            unvisited = ~self._visited[runs, agents]                       # (n_repeated, C)
+            keys = rng.random(unvisited.shape) * unvisited               # zero on visited candidates
+            index = index.copy()
+            index[runs, agents] = np.argmax(keys, axis=1)
         return index
 
     def sample_shared(self, rng: np.random.Generator, n_samples: int) -> np.ndarray:

@@ -69,12 +69,10 @@ def squared_distances(A: np.ndarray, B: np.ndarray) -> np.ndarray:
     return out
 
 
-def se_correlation(sqdist: np.ndarray, lengthscale: np.ndarray, dtype=float) -> np.ndarray:
+def se_correlation(sqdist: np.ndarray, lengthscale: np.ndarray) -> np.ndarray:
     """exp(-d / (2 l^2)) with one lengthscale per model (leading axis)."""
     scale = (-0.5 / np.asarray(lengthscale, dtype=float) ** 2).reshape((-1,) + (1,) * (sqdist.ndim - 1))
-    if dtype is float:
-        return np.exp(sqdist * scale)
-    return np.exp((sqdist * scale).astype(dtype)).astype(float)
+    return np.exp(sqdist * scale)
 
 
 def _covariance(correlation: np.ndarray, signal: np.ndarray, noise: np.ndarray) -> np.ndarray:
@@ -82,6 +80,29 @@ def _covariance(correlation: np.ndarray, signal: np.ndarray, noise: np.ndarray) 
     idx = np.arange(C.shape[1])
     C[:, idx, idx] += noise[:, None]
     return C
+
+
+def _profile(sqdist, y, log_ell, log_ratio, dtype):
+    """-log p(y) at (l, s = ratio v) with v = y^T (R + ratio I)^-1 y / n, its closed-form optimum.
+
+    Returns (value (K,), v (K,), R, R + ratio I), computed in ``dtype``.
+    """
+    K, n = y.shape
+    log_ell = np.clip(log_ell, *LOG_BOUNDS[0])
+    ratio = np.exp(np.clip(log_ratio, *LOG_RATIO_BOUNDS))
+    scale = (-0.5 * np.exp(-2.0 * log_ell)).reshape(-1, 1, 1)
+    R = np.exp((sqdist * scale).astype(dtype, copy=False))
+    A = R.copy()
+    idx = np.arange(n)
+    A[:, idx, idx] += ratio.astype(dtype)[:, None]
+    L = safe_cholesky(A)
+    beta = solve_lower(L, y.astype(dtype, copy=False))
+    quadratic = (beta * beta).sum(axis=1, dtype=float)
+    signal = np.clip(quadratic / n, np.exp(LOG_BOUNDS[1, 0]), np.exp(LOG_BOUNDS[1, 1]))
+    # C = v (R + ratio I): log|C| = n log v + log|R + ratio I| and y^T C^-1 y = |beta|^2 / v.
+    log_det = 2.0 * np.log(np.einsum("kii->ki", L).astype(float)).sum(axis=1)
+    value = 0.5 * quadratic / signal + 0.5 * (n * np.log(signal) + log_det) + 0.5 * n * LOG_2PI
+    return value, signal, R, A
 
 
 class _State:
@@ -98,22 +119,13 @@ class _State:
         self.value = 0.5 * (beta * beta).sum(axis=1) + 0.5 * log_det_from_cholesky(L) + 0.5 * n * LOG_2PI
 
     @classmethod
-    def profiled(cls, sqdist, y, log_ell, log_ratio, dtype=float) -> "_State":
+    def profiled(cls, sqdist, y, log_ell, log_ratio) -> "_State":
         """The evaluation at (l, s = ratio v) with v at its closed-form optimum y^T (R + ratio I)^-1 y / n."""
-        K, n = y.shape
         state = object.__new__(cls)
+        state.value, signal, state.R, A = _profile(sqdist, y, log_ell, log_ratio, float)
+        state.C = A * signal[:, None, None]
         log_ell = np.clip(log_ell, *LOG_BOUNDS[0])
         log_ratio = np.clip(log_ratio, *LOG_RATIO_BOUNDS)
-        state.R = se_correlation(sqdist, np.exp(log_ell), dtype)
-        A = _covariance(state.R, np.ones(K), np.exp(log_ratio))
-        L = safe_cholesky(A)
-        beta = solve_lower(L, y)
-        quadratic = (beta * beta).sum(axis=1)
-        signal = np.clip(quadratic / n, np.exp(LOG_BOUNDS[1, 0]), np.exp(LOG_BOUNDS[1, 1]))
-        # C = v (R + ratio I): log|C| = n log v + log|R + ratio I| and y^T C^-1 y = |beta|^2 / v.
-        state.value = 0.5 * quadratic / signal + 0.5 * (n * np.log(signal) + log_det_from_cholesky(L)) \
-            + 0.5 * n * LOG_2PI
-        state.C = A * signal[:, None, None]
         state.theta = np.stack([log_ell, np.log(signal), log_ratio + np.log(signal)], axis=1)
         return state
 
@@ -218,7 +230,8 @@ def fit_hyperparameters(sqdist: np.ndarray, y: np.ndarray, start: np.ndarray | N
     probe_lengthscales = PROBE_LENGTHSCALES if probe_lengthscales is None else probe_lengthscales
     probe_ratios = PROBE_RATIOS if probe_ratios is None else probe_ratios
     # Starting points: the previous fit (re-profiled in v) and the coarse grid. Single precision is
-    # plenty for ranking grid points: its rounding (~1e-7 n) is far below the noise ratios tried.
+    # plenty for ranking grid points (the noise ratio tried, 1e-4, keeps R + ratio I well conditioned
+    # for it); the chosen start is evaluated again in double precision.
     starts = []
     if start is not None:
         start = np.asarray(start, dtype=float)
@@ -227,14 +240,12 @@ def fit_hyperparameters(sqdist: np.ndarray, y: np.ndarray, start: np.ndarray | N
                for ell in probe_lengthscales for ratio in probe_ratios]
     if not starts:
         raise ValueError("fit_hyperparameters needs a start or at least one probe")
-    best, where = None, None
+    best, where = np.full(K, np.inf), np.zeros((K, 2))
     for log_ell, log_ratio, dtype in starts:
-        probe = _State.profiled(sqdist, y, log_ell, log_ratio, dtype)
-        if best is None or (probe.value < best.value).any():
-            better = np.ones(K, bool) if best is None else probe.value < best.value
-            where = np.stack([log_ell, log_ratio], 1) if where is None else \
-                np.where(better[:, None], np.stack([log_ell, log_ratio], 1), where)
-            best = probe if best is None else best.select(probe, better)
+        value = _profile(sqdist, y, log_ell, log_ratio, dtype)[0]
+        better = value < best
+        best = np.where(better, value, best)
+        where = np.where(better[:, None], np.stack([log_ell, log_ratio], axis=1), where)
     state = _State.profiled(sqdist, y, where[:, 0], where[:, 1])
     damping = np.full(K, 1e-3)
     for _ in range(steps):

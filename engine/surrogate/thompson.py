@@ -42,7 +42,7 @@ NOISE_FLOOR = 1e-5          # bayesian_optimization_dp_fts_de.py:175: obs_noise 
 CHUNK = 32                  # models whose candidate sums are computed together (they stay in cache)
 SOLVE_CHUNK = 512           # models whose posterior weights are solved together
 FIRST_FIT_STEPS = 4         # Fisher-scoring steps of the first fit (cheap: few observations)
-REFIT_STEPS = 2             # later fits also start from the previous fit, which is close
+REFIT_STEPS = 1             # later fits start from the previous fit, which is close
 
 
 class OwnGp:
