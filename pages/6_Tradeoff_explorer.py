@@ -56,7 +56,8 @@ PAGE_TOOLS = ("fbo", "hype", "pogpucb")
 TOOL_PAGES = {"fbo": (FBO_PAGE, "Federated BO"), "hype": ("pages/4_DP_HYPE.py", "DP-HYPE"),
               "pogpucb": ("pages/5_PO_GP_UCB.py", "PO-GP-UCB")}
 REFERENCE_ALGORITHMS = ("ts", "fts", "fts-de")
-REFERENCE_LABELS = {"ts": "TS (agents alone)", "fts": "FTS (FTS-DE with P = 1, the paper's)", "fts-de": "FTS-DE (no DP)"}
+REFERENCE_LABELS = {"ts": "TS (agents alone)", "fts": "FTS (FTS-DE with P = 1, as the paper)",
+                    "fts-de": "FTS-DE (no DP)"}
 SWEEP_WORK_FACTOR = 10   # a sweep may ask for this many times the work of one run on the FBO page
 CUSTOM = "custom"
 DEFAULT_BASE = dict(algorithm="dp-fts-de", dataset="synthetic", agents=50, iterations=30)
