@@ -41,6 +41,7 @@ OWN_SAMPLERS = ("authors", "pathwise")
 NOISE_FLOOR = 1e-5          # bayesian_optimization_dp_fts_de.py:175: obs_noise = max(1e-5, fitted noise)
 CHUNK = 32                  # models whose candidate sums are computed together (they stay in cache)
 SOLVE_CHUNK = 512           # models whose posterior weights are solved together
+FIT_CHUNK = 512             # models whose hyperparameters are fitted together (bounds (B, n, n) temporaries)
 FIRST_FIT_STEPS = 4         # Fisher-scoring steps of the first fit (cheap: few observations)
 REFIT_STEPS = 1             # later fits start from the previous fit, which is close
 
@@ -116,8 +117,8 @@ class OwnGp:
         if not self.refit_every or n < self.refit_every or n % self.refit_every or self._fitted_at == n:
             return False
         first = self._fitted_at is None
-        for lo in range(0, self.n_models, 4 * CHUNK):
-            part = slice(lo, lo + 4 * CHUNK)
+        for lo in range(0, self.n_models, FIT_CHUNK):
+            part = slice(lo, lo + FIT_CHUNK)
             self.theta[part] = fit_hyperparameters(self.sqdist[part, :n, :n], self.y[part, :n], self.theta[part],
                                                    steps=FIRST_FIT_STEPS if first else REFIT_STEPS)
         self._fitted_at = n
