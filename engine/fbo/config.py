@@ -75,7 +75,7 @@ class FboConfig:
     alpha: float | None = None          # task heterogeneity (synthetic mixing weight, Dirichlet alpha); None: default
     objective_seed: int = 0             # fixes the objective (GP draw, data split), not the runs
     own_sampler: str = "authors"        # authors | pathwise | shared (see OWN_SAMPLERS)
-    own_features: int = 100             # random features per own sample (the authors' M_target)
+    own_features: int = 100             # random features per own sample (the authors' M_target), at most 2000
     refit_every: int | None = None      # own GP re-fit period in observations; 0 never; None: the task's
     split: str | None = None            # landmine only: authors (default) | seeded
     domain: str = "table"               # table | continuous
@@ -119,7 +119,7 @@ class FboConfig:
         check_int("seed", self.seed, 0)
         check_int("objective seed", self.objective_seed, 0)
         check_choice("own sampler", self.own_sampler, OWN_SAMPLERS)
-        check_int("number of own random features", self.own_features, 1)
+        check_int("number of own random features", self.own_features, 1, 2000)
         if self.refit_every is not None:
             check_int("re-fit period", self.refit_every, 0)
         if self.split is not None:
