@@ -21,7 +21,7 @@ of that interpreter (numpy, scipy, dp_accounting) before the audit starts.
 
 Usage::
 
-    python benchmarks/bench_audit.py [--repeats 3] [--trials 1000000] [--skip-tables]
+    python -m benchmarks.bench_audit [--repeats 3] [--trials 1000000] [--skip-tables]
 
 Prints a JSON summary and writes it to ``benchmarks/results/bench_audit.json``.
 """
@@ -37,7 +37,6 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
 
 SINGLE = {
     "single-server": "ServerAudit(q=0.25, z=1.0, trials={trials}, seed={seed})",

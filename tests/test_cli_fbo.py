@@ -52,13 +52,15 @@ def test_every_config_option_reaches_the_config(capsys):
                           "--pt-schedule", "constant", "--pt-constant", "0.3", "--weights", "fixed", "--weight-a", "9",
                           "--weight-schedule", "real", "--no-local-exploration", "--fts-variant", "concurrent",
                           "--alpha", "0.5", "--lengthscale", "0.05", "--noise-var", "0.02", "--objective-seed", "4",
-                          "--domain", "continuous", "--delta", "0.01")
+                          "--domain", "continuous", "--delta", "0.01", "--own-sampler", "pathwise",
+                          "--own-features", "40", "--refit-every", "3")
     assert code == 0, captured.err
     config = json.loads(captured.out)["config"]
     expected = dict(algorithm="fts-de", P=3, sampling="fixed", pt_schedule="constant", pt_constant=0.3,
                     weights="fixed", weight_a=9.0, weight_schedule="real", local_exploration=False,
                     fts_variant="concurrent", alpha=0.5, lengthscale=0.05, noise_var=0.02, objective_seed=4,
-                    domain="continuous", delta=0.01, n_init=3)
+                    domain="continuous", delta=0.01, n_init=3, own_sampler="pathwise", own_features=40,
+                    refit_every=3)
     assert {k: config[k] for k in expected} == expected
     assert json.loads(captured.out)["epsilon"] is None
 

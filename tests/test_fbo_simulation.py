@@ -30,9 +30,10 @@ def _grid_objective(n_agents=8, side=20, seed=0) -> TableObjective:
 
 
 @pytest.mark.parametrize("algorithm", ALGORITHMS)
-def test_every_algorithm_produces_valid_records(algorithm):
+@pytest.mark.parametrize("own_sampler", ["authors", "pathwise", "shared"])
+def test_every_algorithm_produces_valid_records(algorithm, own_sampler):
     P = 2 if algorithm in ("fts-de", "dp-fts-de") else 1
-    result = run_fbo(_cfg(algorithm=algorithm, P=P))
+    result = run_fbo(_cfg(algorithm=algorithm, P=P, own_sampler=own_sampler))
     assert isinstance(result, FboResult)
     assert [r.iteration for r in result.records] == list(range(7))
     for prev, rec in zip(result.records, result.records[1:]):
@@ -185,7 +186,45 @@ def test_synthetic_objective_matches_the_appendix():
     assert np.ptp(hetero.values.argmax(axis=1)) > 0  # heterogeneous agents peak in different places
 
 
+def test_curve_stderr_is_the_standard_error_of_per_run_means():
+    result = run_fbo(_cfg(algorithm="fts-de", P=2, runs=4))
+    for record, se in zip(result.records, result.curve_stderr):
+        run_means = record.metric.mean(axis=1)           # agents of a run are not independent replicates
+        assert se == pytest.approx(run_means.std(ddof=1) / np.sqrt(4), rel=1e-12)
+    np.testing.assert_allclose(result.run_curves.mean(axis=0), result.curve)
+    one = run_fbo(_cfg(algorithm="ts", runs=1))
+    assert np.all(np.isnan(one.curve_stderr)) and all(v is None for v in one.to_json()["curve_stderr"])
+
+
+def test_agents_never_query_a_table_point_twice():
+    # The authors' agents replace a repeated query by a random point (bayesian_optimization_dp_fts_de.py:212-215).
+    objective = _grid_objective(side=6)          # 36 candidates, 3 initial + 20 queries per agent
+    sim = Simulation(FboConfig(algorithm="dp-fts-de", agents=None, P=2, iterations=20, features=10, runs=2,
+                               n_init=3, q=0.5), objective)
+    list(sim)
+    assert np.all(sim.pool._visited.sum(axis=2) == 23)   # noqa: SLF001 - 23 distinct candidates each
+
+
+def test_own_gp_hyperparameters_follow_the_task():
+    objective = _grid_objective()
+    sim = Simulation(FboConfig(algorithm="ts", agents=None, iterations=6, features=10, runs=2, n_init=5), objective)
+    list(sim)
+    assert sim.refit_every == 5 and sim.pool.own.fits == 2            # at 5 and 10 observations
+    assert not np.allclose(sim.pool.own.hyperparameters.lengthscale, 1.0)
+    synthetic = Simulation(_cfg(algorithm="ts"))
+    list(synthetic)
+    assert synthetic.refit_every == 0 and synthetic.pool.own.fits == 0
+    assert np.allclose(synthetic.pool.own.hyperparameters.lengthscale, 0.03)   # the generating value
+    assert synthetic.pool.shared is None                     # TS sends nothing: no shared-feature model
+
+
 def test_bad_settings_are_config_errors():
+    with pytest.raises(ConfigError):
+        _cfg(own_sampler="exact")
+    with pytest.raises(ConfigError):
+        _cfg(split="authors")                                # a landmine-only option
+    with pytest.raises(ConfigError):
+        _cfg(refit_every=-1)
     with pytest.raises(ConfigError):
         Simulation(_cfg(algorithm="fts-de", agents=None, P=3), _grid_objective(n_agents=2))
     with pytest.raises(ConfigError):

@@ -53,21 +53,51 @@ def test_loader_reads_29_fields_with_the_readme_shapes(fields):
     assert 0.058 < share < 0.064  # README: about 6.1 % of labels are 1
 
 
-def test_split_is_stratified_disjoint_and_reproducible(fields):
-    splits = landmine.split_fields(fields, seed=0)
-    for (features, labels), split in zip(fields, splits):
-        assert len(split.y_train) + len(split.y_valid) == len(labels)
+@pytest.mark.parametrize("split", ["authors", "seeded"])
+def test_split_is_stratified_disjoint_and_reproducible(fields, split):
+    splits = landmine.split_fields(fields, seed=0, split=split)
+    for (features, labels), half in zip(fields, splits):
+        assert len(half.y_train) + len(half.y_valid) == len(labels)
         # Stratified halves: per class, train and validation differ by at most one example.
         for label in (0, 1):
-            n_train, n_valid = np.sum(split.y_train == label), np.sum(split.y_valid == label)
-            assert n_train - n_valid in (0, 1)
+            n_train, n_valid = np.sum(half.y_train == label), np.sum(half.y_valid == label)
+            assert abs(int(n_train) - int(n_valid)) <= 1
         # Together the halves are exactly the field's rows (no row twice, none lost).
-        rows = np.concatenate([split.x_train, split.x_valid])
+        rows = np.concatenate([half.x_train, half.x_valid])
         assert np.array_equal(np.unique(rows, axis=0), np.unique(features, axis=0))
-    again = landmine.split_fields(fields, seed=0)
-    other = landmine.split_fields(fields, seed=1)
+    again = landmine.split_fields(fields, seed=0, split=split)
+    other = landmine.split_fields(fields, seed=1, split=split)
     assert all(np.array_equal(a.x_train, b.x_train) for a, b in zip(splits, again))
-    assert not all(np.array_equal(a.x_train, b.x_train) for a, b in zip(splits, other))
+    # The authors' split is one fixed split for every seed; a seeded split moves with the seed.
+    same = all(np.array_equal(a.x_train, b.x_train) for a, b in zip(splits, other))
+    assert same == (split == "authors")
+
+
+def test_authors_split_is_scikit_learns_random_state_0_half_split(fields):
+    # preprocess.py:17 of the authors' code: train_test_split(..., test_size=0.5, stratify=label, random_state=0).
+    from sklearn.model_selection import train_test_split
+
+    splits = landmine.split_fields(fields[:3], seed=7)
+    for (features, labels), half in zip(fields[:3], splits):
+        x_train, x_test, y_train, y_test = train_test_split(features, labels, test_size=0.5, stratify=labels,
+                                                            random_state=0)
+        assert np.array_equal(half.x_train, x_train) and np.array_equal(half.y_valid, y_test)
+
+
+def test_hyperparameters_map_linearly_as_in_the_authors_code(data_dir):
+    # landmine_dp_fts_de.py:31-35: C = 1e-4 + x0 (10 - 1e-4), gamma = 1e-2 + x1 (10 - 1e-2).
+    task = landmine.make_task(n_agents=1, data_dir=data_dir)
+    corners = np.array([[0.0, 0.0], [1.0, 1.0], [0.0, 1.0], [1.0, 0.0], [0.5, 0.25]])
+    hp = task.hyperparameters(corners)
+    np.testing.assert_allclose(hp["C"], [1e-4, 10.0, 1e-4, 10.0, 1e-4 + 0.5 * (10 - 1e-4)], rtol=1e-12)
+    np.testing.assert_allclose(hp["gamma"], [1e-2, 10.0, 10.0, 1e-2, 1e-2 + 0.25 * (10 - 1e-2)], rtol=1e-12)
+    # A table built on the old log-scale map (or another split) has another cache key: never trusted.
+    from engine.objectives.tables import table_path
+
+    log_task = landmine.make_task(n_agents=1, data_dir=data_dir)
+    object.__setattr__(log_task, "scale", "log10")
+    assert table_path(log_task) != table_path(task)
+    assert table_path(landmine.make_task(n_agents=1, data_dir=data_dir, split="seeded")) != table_path(task)
 
 
 def test_agents_default_to_all_fields_and_take_the_first_n(data_dir):
@@ -150,7 +180,7 @@ def test_table_equals_direct_training_with_scikit_learn(data_dir):
         split = task.agents[agent]
         for point in rng.choice(25, size=4, replace=False):
             x = built.candidates[point]
-            c_value, gamma = 10 ** (-4 + 5 * x[0]), 10 ** (-2 + 3 * x[1])
+            c_value, gamma = 1e-4 + x[0] * (10 - 1e-4), 1e-2 + x[1] * (10 - 1e-2)
             model = SVC(kernel="rbf", C=c_value, gamma=gamma).fit(split.x_train, split.y_train)
             direct = roc_auc_score(split.y_valid, model.decision_function(split.x_valid))
             # Same solver, kernel values equal up to rounding: AUCs agree to float precision.

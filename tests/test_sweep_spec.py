@@ -35,8 +35,9 @@ def test_one_at_a_time_varies_each_axis_around_the_base_without_repeating_it():
     settings = [(c.params["q"], c.params["z"]) for c in cells_of(spec) if c.role == "setting"]
     expected = [(0.35, z) for z in (1.0, 1.6, 2.0, 3.0, 4.0)] + [(q, 1.0) for q in (0.1, 0.15, 0.2, 0.25)]
     assert sorted(settings) == sorted(expected)
-    refs = [c.params["algorithm"] for c in cells_of(spec) if c.role == "reference"]
-    assert refs == ["ts", "fts", "fts-de"]
+    refs = [(c.params["algorithm"], c.params["P"]) for c in cells_of(spec) if c.role == "reference"]
+    # The paper's "FTS" line is its DP-FTS-DE code with P = 1 and no privacy (fts-de, P = 1).
+    assert refs == [("ts", 4), ("fts-de", 1), ("fts-de", 4)]
     # Typed before comparing: a base written "z = 1" (an int) is the same setting as the axis value 1.0.
     typed = SweepSpec("fbo", base={"q": 0.35, "z": 1}, axes=(("z", (1.0, 2.0)), ("q", (0.1, 0.35))),
                       combine="one-at-a-time")

@@ -11,6 +11,7 @@ from typing import Any
 
 import streamlit as st
 
+from engine.fbo.presets import REFERENCES, reference_name
 from engine.fbo.variants import REFERENCE_ALGORITHMS, sweep_base
 from engine.sweep import COMBINE, EXECUTOR_LABELS, EXECUTORS, SWEEP_PRESETS, SweepSpec, get_adapter
 from engine.sweep.analysis import NOT_SETTINGS
@@ -25,7 +26,8 @@ PREFIX = "sw_"
 RESULT_KEY = "sw_result"           # the table shown (from a run or an upload)
 RUN_KEY = "sw_run_state"           # the page's LiveRun
 PAGE_TOOLS = ("fbo", "hype", "pogpucb")
-REFERENCE_LABELS = {"ts": "TS (agents alone)", "fts": "FTS (all agents concurrently)", "fts-de": "FTS-DE (no DP)"}
+REFERENCE_LABELS = {"ts": "TS (agents alone)", "fts": "FTS (FTS-DE with P = 1, as the paper)",
+                    "fts-de": "FTS-DE (no DP)"}
 CUSTOM = "custom"
 DEFAULT_BASE = dict(algorithm="dp-fts-de", dataset="synthetic", agents=50, iterations=30)
 
@@ -66,7 +68,7 @@ def preset_values(name: str) -> dict:
     """The controls' values for a sweep preset."""
     preset = SWEEP_PRESETS[name]
     axes = list(preset.get("axes", ()))
-    refs = [r["algorithm"] for r in preset.get("references", ()) if r.get("algorithm") in REFERENCE_ALGORITHMS]
+    refs = [n for n in map(reference_name, preset.get("references", ())) if n in REFERENCE_ALGORITHMS]
     return dict(preset=name, tool=preset["tool"], base=format_lines(preset.get("base", {})),
                 p1=axes[0][0] if axes else "none", v1=format_values(axes[0][1]) if axes else "",
                 p2=axes[1][0] if len(axes) > 1 else "none", v2=format_values(axes[1][1]) if len(axes) > 1 else "",
@@ -207,8 +209,7 @@ def spec_of(values: dict) -> SweepSpec:
         axes.append(parse_assignment(f"{name}={values[v]}", many=True))
     references = ()
     if values["tool"] == "fbo":
-        references = tuple(dict(algorithm=a, fts_variant="concurrent") if a == "fts" else dict(algorithm=a)
-                           for a in values["refs"])
+        references = tuple(dict(REFERENCES[a]) for a in values["refs"])
     preset = SWEEP_PRESETS.get(values["preset"], {})
     label = preset.get("label", "") if values["preset"] != CUSTOM else ""
     return SweepSpec(tool=values["tool"], base=base, axes=tuple(axes), combine=values["combine"],

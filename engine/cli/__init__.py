@@ -18,7 +18,7 @@ import sys
 from engine.limits import HostLimits
 from engine.validation import ConfigError
 
-TOOLS = ("fbo", "privacy", "hype", "pogpucb", "data", "sweep", "audit")
+TOOLS = ("fbo", "privacy", "hype", "pogpucb", "data", "sweep", "audit", "reproduce")
 
 
 def host_limits() -> HostLimits:

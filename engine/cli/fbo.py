@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from engine.cli import host_limits
 from engine.fbo import FboConfig, run_fbo
-from engine.fbo.config import ALGORITHMS, FTS_VARIANTS, PT_SCHEDULES, WEIGHT_SCHEDULES, WEIGHTS
+from engine.fbo.config import ALGORITHMS, FTS_VARIANTS, OWN_SAMPLERS, PT_SCHEDULES, SPLITS, WEIGHT_SCHEDULES, WEIGHTS
 from engine.fbo.plan import resolve_agents
 from engine.limits import check, fbo_cost
 from engine.objectives import DATASETS
@@ -51,6 +51,17 @@ def add_arguments(parser) -> None:
     parser.add_argument("--alpha", type=float, default=None, help="task heterogeneity (default: the task's)")
     parser.add_argument("--objective-seed", type=int, default=d.objective_seed, help="fixes the objective itself")
     parser.add_argument("--domain", default=d.domain, metavar="{table,continuous}")
+    parser.add_argument("--own-sampler", default=d.own_sampler, metavar=_choices(OWN_SAMPLERS),
+                        help="an agent's own Thompson sample: authors (its GP, fresh random features), pathwise "
+                             "(its GP, exact update of a random-feature prior) or shared (ablation: shared features)")
+    parser.add_argument("--own-features", type=int, default=d.own_features,
+                        help="random features per own sample (default 100, the authors')")
+    parser.add_argument("--refit-every", type=int, default=None,
+                        help="re-fit each agent's GP hyperparameters every this many observations; 0 never "
+                             "(default: the task's, 5 on real tasks, never on synthetic)")
+    parser.add_argument("--split", default=None, metavar=_choices(SPLITS),
+                        help="landmine data split: authors (the paper's fixed split, default) or seeded "
+                             "(drawn from --objective-seed)")
     parser.add_argument("--data-dir", default=None, help="folder holding the data sets (default: $DPBO_DATA_DIR)")
     parser.add_argument("--runs", type=int, default=d.runs, help="independent runs simulated together")
     parser.add_argument("--seed", type=int, default=d.seed)
@@ -68,6 +79,7 @@ def config_from_args(args) -> FboConfig:
         weights=args.weights, weight_a=args.weight_a, weight_schedule=args.weight_schedule,
         local_exploration=not args.no_local_exploration, n_init=args.n_init, fts_variant=args.fts_variant,
         alpha=args.alpha, objective_seed=args.objective_seed, domain=args.domain, data_dir=args.data_dir,
+        own_sampler=args.own_sampler, own_features=args.own_features, refit_every=args.refit_every, split=args.split,
         runs=args.runs, seed=args.seed, accountant=args.accountant, delta=args.delta, budget=args.budget,
         calibrate_z=args.calibrate_z)
 

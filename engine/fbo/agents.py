@@ -1,51 +1,136 @@
-"""All agents of all runs as one batch: their BLR posteriors, observations and best values.
+"""All agents of all runs as one batch: their observations, best values and two surrogates.
 
-The K = R x N posteriors live in one :class:`engine.surrogate.BatchedBlr`, so an
-iteration is a handful of array operations whatever N is. ``acquire`` turns
-one sampled vector per agent into a query (argmax of phi(x)^T omega over the
-candidate set, one matrix product for everybody).
+Every agent keeps two models, on purpose apart:
+
+``own``
+    Its own GP posterior (:class:`engine.surrogate.OwnGp`): an exact SE-kernel GP
+    on its observations with hyperparameters fitted by marginal likelihood. Its
+    Thompson samples choose the agent's own queries and never leave the agent,
+    so privacy never touches them.
+``shared``
+    Bayesian linear regression on the run's shared random features
+    (:mod:`engine.surrogate.blr`). The vector omega an agent sends to
+    the server (or to another agent, in FTS) is a sample from it: this is the
+    only surrogate the privacy mechanism sees. It exists only for algorithms
+    that send vectors, and for the "shared features only" ablation, which also
+    takes the agent's own sample from it.
+
+The K = R x N models of each kind are stacked, so an iteration is a handful of
+array operations whatever N is.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from engine.fbo.domain import Domain
-from engine.surrogate import BatchedBlr
+from engine.fbo.domain import Candidates, Domain, TableDomain
+from engine.surrogate import OwnGp, SeHyperparameters
+from engine.surrogate.blr import batched_blr
 
 
 class AgentPool:
-    """R runs x N agents, each with its own history and posterior over shared features."""
+    """R runs x N agents with their histories, best values and surrogates.
 
-    def __init__(self, domain: Domain, noise_var: float, capacity: int):
+    Parameters
+    ----------
+    domain : Domain
+    capacity : int
+        Largest number of observations per agent.
+    shared_noise_var : float
+        lambda of the shared-feature BLR.
+    sends : bool
+        Whether agents send sampled vectors (keeps the shared BLR).
+    own_sampler : {"authors", "pathwise", "shared"}
+        How an agent draws its own Thompson sample; "shared" uses the shared BLR.
+    own_features, own_prior, refit_every
+        Settings of the own GP (see :class:`engine.surrogate.OwnGp`).
+    """
+
+    def __init__(self, domain: Domain, capacity: int, *, shared_noise_var: float, sends: bool,
+                 own_sampler: str = "authors", own_features: int = 100,
+                 own_prior: tuple = (1.0, 0.1, 1e-6), refit_every: int = 5):
         self.domain = domain
         self.n_runs, self.n_agents = domain.n_runs, domain.n_agents
+        K = self.n_runs * self.n_agents
         self.n_features = domain.features.n_features
-        self.blr = BatchedBlr(self.n_runs * self.n_agents, self.n_features, noise_var, capacity)
+        self.shared = None
+        if sends or own_sampler == "shared":
+            self.shared = batched_blr(K, self.n_features, shared_noise_var, capacity)
+        self.own = None
+        if own_sampler != "shared":
+            self.own = OwnGp(K, domain.objective.dim, capacity, SeHyperparameters.constant(K, *own_prior),
+                             refit_every=refit_every, sampler=own_sampler, n_features=own_features)
         self.noise_std = float(domain.objective.noise_std)
         self.reference = np.asarray(domain.objective.reference, dtype=float)
         self.best = np.full((self.n_runs, self.n_agents), -np.inf)
+        # Table domains: which candidates each agent has queried (for the authors' repeated-query rule).
+        self._visited = None
+        if isinstance(domain, TableDomain):
+            self._visited = np.zeros((self.n_runs, self.n_agents, len(domain.X)), dtype=bool)
+
+    # ------------------------------------------------------------------ observations
+    def _observe(self, choice, rng: np.random.Generator) -> None:
+        """Evaluate ``choice`` ((R, N) or (R, N, n) points) and add the noisy values to both surrogates."""
+        values = self.domain.evaluate(choice)
+        y = values + self.noise_std * rng.standard_normal(values.shape)
+        K = self.n_runs * self.n_agents
+        batch = values.ndim == 3
+        n = values.shape[2] if batch else 1
+        if self.shared is not None:
+            phi = self.domain.features_at(choice).reshape(K, n, self.n_features)
+            self.shared.add_batch(phi, y.reshape(K, n))
+        if self.own is not None:
+            X = self.domain.coordinates(choice).reshape(K, n, -1)
+            self.own.add_batch(X, y.reshape(K, n))
+        if self._visited is not None:
+            index = np.asarray(choice).reshape(self.n_runs, self.n_agents, n)
+            np.put_along_axis(self._visited, index, True, axis=2)
+        self.best = np.maximum(self.best, values.max(axis=2) if batch else values)
 
     def initialise(self, regions: np.ndarray | None, n_init: int, rng: np.random.Generator) -> None:
         """Query ``n_init`` initial points per agent (from its sub-region, or anywhere when None)."""
-        choice = self.domain.initial_choice(regions, n_init, rng)
-        phi, values = self.domain.evaluate(choice)                       # (R, N, n, M), (R, N, n)
-        y = values + self.noise_std * rng.standard_normal(values.shape)
-        K = self.n_runs * self.n_agents
-        self.blr.add_batch(phi.reshape(K, n_init, self.n_features), y.reshape(K, n_init))
-        self.best = np.maximum(self.best, values.max(axis=2))
+        self._observe(self.domain.initial_choice(regions, n_init, rng), rng)
 
     def query(self, choice, rng: np.random.Generator) -> None:
         """Every agent queries one point (``choice`` in the domain's representation, (R, N, ...))."""
-        phi, values = self.domain.evaluate(choice)                       # (R, N, M), (R, N)
-        y = values + self.noise_std * rng.standard_normal(values.shape)
-        K = self.n_runs * self.n_agents
-        self.blr.add(phi.reshape(K, self.n_features), y.reshape(K))
-        self.best = np.maximum(self.best, values)
+        self._observe(choice, rng)
 
-    def sample(self, rng: np.random.Generator, n_samples: int) -> np.ndarray:
-        """Posterior draws of omega, (R, N, n_samples, M)."""
-        draws = self.blr.sample(rng, n_samples)
+    # ------------------------------------------------------------------ choosing
+    def own_choice(self, candidates: Candidates, rng: np.random.Generator, active: np.ndarray | None = None
+                   ) -> np.ndarray:
+        """Every agent's argmax of a Thompson sample from its own posterior, (R, N) candidate indices.
+
+        ``active`` (R, N) bool: only these agents use their own sample in this iteration (the
+        others' entries are meaningless); None: all.
+        """
+        if self.own is None:
+            return self.acquire(candidates.phi, self.sample_shared(rng, 1)[:, :, 0])
+        flat = None if active is None else np.asarray(active).ravel()
+        return self.own.argmax(rng, candidates.points, flat).reshape(self.n_runs, self.n_agents)
+
+    def avoid_repeats(self, index: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        """Replace a candidate the agent has already queried by a random one it has not.
+
+        The authors' agents replace a repeated query by a uniform random point of the
+        domain (bayesian_optimization_dp_fts_de.py:212-215), which on their continuous
+        domain is always new; on a table the analogue is a uniform draw among the
+        candidates the agent has not queried yet, so a deterministic objective is never
+        asked the same question twice. Continuous candidates are fresh every iteration.
+        """
+        if self._visited is None:
+            return index
+        repeated = np.take_along_axis(self._visited, index[:, :, None], axis=2)[:, :, 0]
+        if repeated.any():
+            runs, agents = np.nonzero(repeated)
+            unvisited = ~self._visited[runs, agents]                       # (n_repeated, C)
+            keys = rng.random(unvisited.shape) * unvisited               # zero on visited candidates
+            index = index.copy()
+            index[runs, agents] = np.argmax(keys, axis=1)
+        return index
+
+    def sample_shared(self, rng: np.random.Generator, n_samples: int) -> np.ndarray:
+        """Draws of omega from the shared-feature posteriors, (R, N, n_samples, M): what agents send."""
+        draws = self.shared.sample(rng, n_samples)
         return draws.reshape(self.n_runs, self.n_agents, n_samples, self.n_features)
 
     @property

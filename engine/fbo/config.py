@@ -36,6 +36,14 @@ PT_SCHEDULE_LABELS = {"sqrt": "1 - p_t = 1/sqrt(t)", "linear": "1 - p_t = 1/t", 
 WEIGHTS = ("adaptive", "equal", "fixed")  # fixed = non-adaptive softmax (App. B.2.5, T_t = 1)
 WEIGHT_SCHEDULES = ("synthetic", "real")  # App. B: a_t decays over t=6..10, or constant 10 then over 30
 FTS_VARIANTS = ("target", "concurrent")
+# How an agent draws its own Thompson sample (engine.surrogate.thompson); "shared" is the ablation that
+# samples from the shared random features instead of the agent's own GP.
+OWN_SAMPLERS = ("authors", "pathwise", "shared")
+OWN_SAMPLER_LABELS = {"authors": "own GP, fresh random features per sample (the authors' code)",
+                      "pathwise": "own GP, pathwise conditioning (exact GP update of a random-feature prior)",
+                      "shared": "shared features only (ablation: no own GP)"}
+# Landmine: the authors' fixed split (train_test_split, random_state 0) or one drawn from objective_seed.
+SPLITS = ("authors", "seeded")
 
 @dataclass(frozen=True)
 class FboConfig:
@@ -63,6 +71,10 @@ class FboConfig:
     fts_variant: str = "target"         # original FTS: one target agent, or all agents concurrently
     alpha: float | None = None          # task heterogeneity (synthetic mixing weight, Dirichlet alpha); None: default
     objective_seed: int = 0             # fixes the objective (GP draw, data split), not the runs
+    own_sampler: str = "authors"        # authors | pathwise | shared (see OWN_SAMPLERS)
+    own_features: int = 100             # random features per own sample (the authors' M_target), at most 2000
+    refit_every: int | None = None      # own GP re-fit period in observations; 0 never; None: the task's
+    split: str | None = None            # landmine only: authors (default) | seeded
     domain: str = "table"               # table | continuous
     data_dir: str | None = None
     runs: int = 5
@@ -103,6 +115,14 @@ class FboConfig:
         check_int("runs", self.runs, 1, name="number of runs")
         check_int("seed", self.seed, 0)
         check_int("objective_seed", self.objective_seed, 0, name="objective seed")
+        check_choice("own_sampler", self.own_sampler, OWN_SAMPLERS, name="own sampler")
+        check_int("own_features", self.own_features, 1, 2000, name="number of own random features")
+        if self.refit_every is not None:
+            check_int("refit_every", self.refit_every, 0, name="re-fit period")
+        if self.split is not None:
+            check_choice("split", self.split, SPLITS, name="data split")
+            if self.dataset != "landmine":
+                raise ConfigError("The data split option applies to the landmine task only.", "split")
         check_choice("accountant", self.accountant, ACCOUNTANTS)
         if self.delta is not None:
             check_probability_open("delta", self.delta)

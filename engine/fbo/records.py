@@ -33,6 +33,12 @@ class ServerStep:
     broadcast: np.ndarray        # (P, M) signal + noise, what every agent receives
 
 
+def standard_error(values) -> float:
+    """Standard error of the mean of independent replicates (ddof 1); NaN for fewer than two."""
+    values = np.asarray(values, dtype=float).ravel()
+    return float(np.std(values, ddof=1) / np.sqrt(values.size)) if values.size > 1 else float("nan")
+
+
 @dataclass
 class IterationRecord:
     """State after one iteration (iteration 0 = after the initial points)."""
@@ -48,13 +54,23 @@ class IterationRecord:
     server_step: ServerStep | None = None   # the first run's server round, when one happened
 
     @property
+    def run_means(self) -> np.ndarray:
+        """Mean metric over the agents of each run, (R,): the independent replicates."""
+        return np.asarray(self.metric, dtype=float).mean(axis=1)
+
+    @property
     def mean(self) -> float:
         return float(np.mean(self.metric))
 
     @property
     def stderr(self) -> float:
-        values = np.ravel(self.metric)
-        return float(np.std(values, ddof=1) / np.sqrt(values.size)) if values.size > 1 else 0.0
+        """Standard error of :attr:`mean` over runs: the s.e. of the per-run means.
+
+        Agents of one run share the objective draw, the random features and the
+        server's broadcasts, so they are not independent replicates; runs are.
+        NaN with a single run (no spread to estimate).
+        """
+        return standard_error(self.run_means)
 
 
 @dataclass
@@ -76,7 +92,13 @@ class FboResult:
 
     @property
     def curve_stderr(self) -> np.ndarray:
+        """Standard error over runs of every point of :attr:`curve` (NaN with one run)."""
         return np.array([r.stderr for r in self.records])
+
+    @property
+    def run_curves(self) -> np.ndarray:
+        """Mean metric over agents per run and iteration, (R, T + 1): what comparisons pair up."""
+        return np.stack([r.run_means for r in self.records], axis=1) if self.records else np.empty((0, 0))
 
     @property
     def epsilon(self) -> list[float] | None:
@@ -97,7 +119,7 @@ class FboResult:
             "config": config,
             "metric": self.metric_label,
             "curve": self.curve.tolist(),
-            "curve_stderr": self.curve_stderr.tolist(),
+            "curve_stderr": [v if np.isfinite(v) else None for v in self.curve_stderr.tolist()],
             "epsilon": self.epsilon,
             "delta": self.delta,
             "clipped_fraction": self.clipped_fraction,

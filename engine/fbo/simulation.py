@@ -8,7 +8,7 @@ stop early. ``run_fbo(config)`` runs to the end.
 Algorithms (``config.algorithm``):
 
 ``ts``
-    Every agent alone: Thompson sampling from its own posterior.
+    Every agent alone: Thompson sampling from its own GP posterior.
 ``fts``
     Original FTS (FTS paper, Algorithm 1). ``target`` variant: every agent first
     completes T iterations of TS on its own and sends one sampled omega; then each
@@ -29,6 +29,13 @@ iterations make T releases and the record of iteration t reports epsilon after t
 releases. With a budget the server stops once the next release would exceed it;
 agents then continue with their own TS and spend no more privacy (paper
 footnote 13).
+
+Agents (:mod:`engine.fbo.agents`): an agent's own Thompson sample comes from its
+own GP posterior (``config.own_sampler``); the vector it sends comes from the
+Bayesian linear regression on the shared random features, drawn after each
+iteration (bayesian_optimization_dp_fts_de.py:234). A query the agent has
+already made on a table is replaced by a random candidate, as the authors'
+agents do.
 """
 
 from __future__ import annotations
@@ -39,6 +46,7 @@ import numpy as np
 
 from engine.fbo.agents import AgentPool
 from engine.blas import single_threaded_blas
+from engine.heap import retain_freed_memory
 from engine.fbo.config import FboConfig
 from engine.fbo.domain import make_domain
 from engine.fbo.plan import make_plan
@@ -72,7 +80,9 @@ class Simulation:
         budget, 0 for algorithms without a server); ``epsilon_curve`` is epsilon
         after 1..T releases (None without DP).
     P, lengthscale, noise_var
-        Sub-regions used (1 unless the algorithm uses DE) and the surrogate's settings.
+        Sub-regions used (1 unless the algorithm uses DE) and the shared features' settings.
+    refit_every
+        Re-fit period of the agents' own GPs (0: the task's fixed hyperparameters).
     domain, subregions, assignment, pool
         Exist once the first record is computed: the candidate set and its
         features (``domain.X``, ``domain.phi`` (R, C, M) for tables), the
@@ -84,7 +94,8 @@ class Simulation:
         self.config = config
         if objective is None:
             objective = build_objective(config.dataset, n_agents=config.agents, alpha=config.alpha,
-                                        seed=config.objective_seed, data_dir=config.data_dir, domain=config.domain)
+                                        seed=config.objective_seed, data_dir=config.data_dir, domain=config.domain,
+                                        split=config.split)
         self.objective = objective
         # What the run will do and release (agents, delta, z, epsilon curve, budget) is its plan.
         self.plan = plan = make_plan(config, objective)
@@ -93,6 +104,7 @@ class Simulation:
         self.metric_label = objective.metric_label
         self.lengthscale = float(config.lengthscale or objective.lengthscale)
         self.noise_var = float(config.noise_var or objective.noise_var)
+        self.refit_every = int(objective.own_refit_every if config.refit_every is None else config.refit_every)
         self.delta, self.z = plan.delta, plan.z
         self.epsilon_curve = plan.epsilon_curve
         self.releases_allowed = plan.releases
@@ -125,6 +137,7 @@ class Simulation:
         if self.done:
             raise RuntimeError("The simulation has already produced all its iterations.")
         start = time.perf_counter()
+        retain_freed_memory()
         with single_threaded_blas():
             record = self._initialise() if self._t is None else self._iterate(self._t + 1)
         self._records.append(record)
@@ -153,26 +166,32 @@ class Simulation:
 
         if self._variant == "target":
             # Every other agent first completes T iterations of its own TS, then sends one omega.
-            others = AgentPool(self.domain, self.noise_var, cfg.n_init + T)
+            others = self._agent_pool(sends=True)
             others.initialise(None, cfg.n_init, rng)
             for _ in range(T):
-                omega = others.sample(rng, 1)[:, :, 0]
-                X, phi, _ = self.domain.candidates(rng)
-                others.query(self.domain.to_choice(X, AgentPool.acquire(phi, omega)), rng)
-            self._messages = others.sample(rng, 1)[:, :, 0]                         # (R, N, M)
+                candidates = self.domain.candidates(rng)
+                index = others.avoid_repeats(others.own_choice(candidates, rng), rng)
+                others.query(self.domain.to_choice(candidates, index), rng)
+            self._messages = others.sample_shared(rng, 1)[:, :, 0]                   # (R, N, M)
             # P_N uniform over the other agents, drawn without replacement: a random order per target.
             keys = rng.random((R, N, N))
             keys[:, np.arange(N), np.arange(N)] = np.inf
             self._order = np.argsort(keys, axis=2)[:, :, :N - 1]                    # (R, N, N - 1)
             self._used = np.zeros((R, N), dtype=int)
 
-        self.pool = AgentPool(self.domain, self.noise_var, cfg.n_init + T)
+        self.pool = self._agent_pool(sends=cfg.uses_server or self._variant == "concurrent")
         local = cfg.uses_de and cfg.local_exploration and self.P > 1
         self.pool.initialise(self.assignment if local else None, cfg.n_init, rng)
         self._t = 0
         self._draw_vectors(0)
         return IterationRecord(algorithm=cfg.algorithm, iteration=0, metric=self.pool.metric,
                                epsilon=0.0 if cfg.is_private else None)
+
+    def _agent_pool(self, sends: bool) -> AgentPool:
+        cfg = self.config
+        return AgentPool(self.domain, cfg.n_init + cfg.iterations, shared_noise_var=self.noise_var, sends=sends,
+                         own_sampler=cfg.own_sampler, own_features=cfg.own_features,
+                         own_prior=tuple(self.objective.own_gp_prior), refit_every=self.refit_every)
 
     def _needs_sent_vectors(self, t: int) -> bool:
         """Whether the agents' omega after iteration t is used by someone else in iteration t + 1."""
@@ -181,21 +200,17 @@ class Simulation:
         return self.config.uses_server and t + 1 <= self.releases_allowed
 
     def _draw_vectors(self, t: int) -> None:
-        """After iteration t: the omega each agent sends, and its own TS sample for iteration t + 1."""
-        if t >= self.config.iterations:
-            return
-        n = 2 if self._needs_sent_vectors(t) else 1
-        draws = self.pool.sample(self._rng, n)
-        self._own = draws[:, :, -1]
-        self._sent = draws[:, :, 0] if n == 2 else None
+        """After iteration t: the omega each agent sends (sampled from its shared-feature posterior)."""
+        self._sent = None
+        if t < self.config.iterations and self._needs_sent_vectors(t):
+            self._sent = self.pool.sample_shared(self._rng, 1)[:, :, 0]
 
     def _iterate(self, t: int) -> IterationRecord:
         cfg, rng = self.config, self._rng
         R, N = cfg.runs, self.n_agents
         p_other = one_minus_pt(cfg.pt_schedule, t, constant=cfg.pt_constant)
-        omega = self._own
         use_other = np.zeros((R, N), dtype=bool)
-        step = weights = None
+        borrowed = step = weights = None
 
         if cfg.uses_server and t <= self.releases_allowed:
             weights = subregion_weights(self.assignment, self.P, t, a=cfg.weight_a, schedule=cfg.weight_schedule,
@@ -207,22 +222,24 @@ class Simulation:
             use_other = rng.random((R, N)) < p_other
             partner = (np.arange(N) + rng.integers(1, N, size=(R, N))) % N          # uniform over the others
             borrowed = np.take_along_axis(self._sent, partner[:, :, None], axis=1)
-            omega = np.where(use_other[:, :, None], borrowed, omega)
         elif self._variant == "target":
             use_other = (rng.random((R, N)) < p_other) & (self._used < N - 1)       # P_N not yet empty
             partner = np.take_along_axis(self._order, np.minimum(self._used, N - 2)[:, :, None], axis=2)[:, :, 0]
             borrowed = np.take_along_axis(self._messages, partner[:, :, None], axis=1)
-            omega = np.where(use_other[:, :, None], borrowed, omega)
             self._used += use_other
 
-        X, phi, region = self.domain.candidates(rng)
-        index = AgentPool.acquire(phi, omega)                                        # (R, N)
+        candidates = self.domain.candidates(rng)
+        index = self.pool.own_choice(candidates, rng, ~use_other)                    # (R, N)
+        if borrowed is not None:
+            index = np.where(use_other, AgentPool.acquire(candidates.phi, borrowed), index)
         if step is not None:
             # argmax_x phi(x)^T omega^(i[x]): score every candidate with its own sub-region's vector.
-            per_region = np.matmul(step.broadcast, np.swapaxes(phi, 1, 2))          # (R, P, C)
+            region = candidates.region
+            per_region = np.matmul(step.broadcast, np.swapaxes(candidates.phi, 1, 2))  # (R, P, C)
             shared = np.argmax(per_region[:, region, np.arange(len(region))], axis=1)  # (R,)
             index = np.where(use_other, shared[:, None], index)
-        self.pool.query(self.domain.to_choice(X, index), rng)
+        index = self.pool.avoid_repeats(index, rng)
+        self.pool.query(self.domain.to_choice(candidates, index), rng)
         self._t = t
         self._draw_vectors(t)
         return self._record(t, step, weights)

@@ -5,6 +5,16 @@ their hyperparameter ranges). Agent ``n`` observes ``value(n, x) + noise``. The
 reported metric is ``reference[n] - best noiseless value found so far``, so
 lower is better: simple regret when ``reference`` is the maximum, ``1 - AUC``
 when values are AUCs and ``reference`` is 1.
+
+``lengthscale`` and ``noise_var`` configure the random features all agents
+share (what crosses the wire). ``own_gp_prior`` and ``own_refit_every``
+configure each agent's own GP: its (lengthscale, signal variance, noise
+variance) before any fit, and how often it is re-fitted by marginal
+likelihood (0: never, the prior values are used throughout). The default is
+what the authors' code does on real tasks: GPy's RBF kernel starts at
+lengthscale 1 and variance 0.1 with noise 1e-6
+(bayesian_optimization_dp_fts_de.py:131-133) and is re-fitted every 5
+observations.
 """
 
 from __future__ import annotations
@@ -35,6 +45,8 @@ class Objective(ABC):
     lengthscale: float = 0.03
     noise_var: float = 0.01
     description: str = ""
+    own_gp_prior: tuple = (1.0, 0.1, 1e-6)
+    own_refit_every: int = 5
 
     @property
     @abstractmethod

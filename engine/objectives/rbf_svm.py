@@ -1,7 +1,8 @@
 """RBF-kernel SVM tuning shared by the landmine and digits tasks.
 
-Each agent holds a train/validation split. A point of [0, 1]^2 maps to
-``C = log_scale(x[0], *c_range)`` and ``gamma = log_scale(x[1], *gamma_range)``.
+Each agent holds a train/validation split. A point of [0, 1]^2 maps to C and
+gamma on the task's ``scale``: ``"log10"`` (``C = log_scale(x[0], *c_range)``) or
+``"linear"`` (``C = low + x[0] (high - low)``, the landmine authors' map).
 The squared distances between examples do not depend on the hyperparameters,
 so they are computed once per call and every gamma reuses them through
 ``SVC(kernel="precomputed")`` (the kernel values are ``exp(-gamma * d^2)``,
@@ -15,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from engine.objectives.datasets import SplitData
-from engine.objectives.tables import Task, log_scale
+from engine.objectives.tables import Task, linear_scale, log_scale
 from engine.validation import check_choice
 
 
@@ -125,7 +126,7 @@ def svm_scores(data: SplitData, c_values: np.ndarray, gammas: np.ndarray, metric
 
 @dataclass(frozen=True, eq=False)
 class RbfSvmTask(Task):
-    """Agents tuning (C, gamma) of an RBF SVM on their own data: x[0] -> C, x[1] -> gamma (log scales)."""
+    """Agents tuning (C, gamma) of an RBF SVM on their own data: x[0] -> C, x[1] -> gamma (``scale``)."""
 
     name: str
     agents: tuple
@@ -141,6 +142,7 @@ class RbfSvmTask(Task):
     dim: int = 2
     noise_std: float = 0.0
     scorer_version: int = 1
+    scale: str = "log10"            # log10 | linear
 
     @property
     def n_agents(self) -> int:
@@ -149,10 +151,11 @@ class RbfSvmTask(Task):
     def hyperparameters(self, points: np.ndarray) -> dict[str, np.ndarray]:
         """The (C, gamma) each point of [0, 1]^2 stands for."""
         points = np.atleast_2d(points)
-        return {"C": log_scale(points[:, 0], *self.c_range), "gamma": log_scale(points[:, 1], *self.gamma_range)}
+        to_range = linear_scale if self.scale == "linear" else log_scale
+        return {"C": to_range(points[:, 0], *self.c_range), "gamma": to_range(points[:, 1], *self.gamma_range)}
 
     def definition(self) -> dict:
-        return {"task": self.name, "model": "rbf-svm", "axes": ["C", "gamma"], "scale": "log10",
+        return {"task": self.name, "model": "rbf-svm", "axes": ["C", "gamma"], "scale": self.scale,
                 "C_range": list(self.c_range), "gamma_range": list(self.gamma_range), "metric": self.metric,
                 "scorer": "svc-precomputed-kernel", "scorer_version": self.scorer_version,
                 "n_agents": self.n_agents, **self.data_definition}

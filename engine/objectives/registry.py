@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import importlib
 
-from engine.validation import check_choice
+from engine.validation import ConfigError, check_choice
 
 # name -> (module, human label)
 DATASETS = {
@@ -31,15 +31,21 @@ def default_agents(name: str) -> int:
 
 
 def build_objective(name: str, *, n_agents: int | None = None, alpha: float | None = None, seed: int = 0,
-                    data_dir: str | None = None, domain: str = "table"):
+                    data_dir: str | None = None, domain: str = "table", split: str | None = None):
     """Build the objective ``name``.
 
     ``n_agents``/``alpha`` left as None take the task's default; ``domain`` is
     ``"table"`` (discrete candidate set, cached) or ``"continuous"`` (train per
     query, exact but slow). ``seed`` fixes the objective itself (e.g. the GP
-    draw), not the optimisation runs.
+    draw), not the optimisation runs. ``split`` chooses the landmine data split
+    (``"authors"``, the default, or ``"seeded"``); other tasks take none.
     """
     check_choice("dataset", name, DATASETS)
     check_choice("domain", domain, ("table", "continuous"))
+    options = {}
+    if split is not None:
+        if name != "landmine":
+            raise ConfigError("The data split option applies to the landmine task only.", "split")
+        options["split"] = split
     module = importlib.import_module(DATASETS[name][0])
-    return module.build(n_agents=n_agents, alpha=alpha, seed=seed, data_dir=data_dir, domain=domain)
+    return module.build(n_agents=n_agents, alpha=alpha, seed=seed, data_dir=data_dir, domain=domain, **options)

@@ -7,6 +7,11 @@ probability, independently per input. Observations carry Gaussian noise of
 variance 0.01; the metric is simple regret (each agent's own maximum minus the
 best value found).
 
+Each agent's own GP keeps the generating values (the authors' synthetic code
+is not public): lengthscale 0.03, noise variance 0.01 and signal variance 1
+(their TS code notes "v_kernel is set to be 1 here in the synthetic
+experiments", helper_funcs_ts.py:111); it is never re-fitted.
+
 Heterogeneity (App. B.1.2): with ``alpha`` > 0 each agent draws its own GP
 function f_n (scaled to [0, 1] like the base) and uses alpha f_n + (1 - alpha)
 f_base. The paper states no perturbation for that experiment; we keep the
@@ -89,7 +94,7 @@ def build(n_agents: int | None = None, alpha: float | None = None, seed: int = 0
     grid, values = synthetic_values(n_agents, alpha, seed)
     common = dict(name="synthetic", n_agents=n_agents, dim=1, noise_std=float(np.sqrt(NOISE_VAR)),
                   reference=values.max(axis=1), metric_label="simple regret", lengthscale=LENGTHSCALE,
-                  noise_var=NOISE_VAR,
+                  noise_var=NOISE_VAR, own_gp_prior=(LENGTHSCALE, 1.0, NOISE_VAR), own_refit_every=0,
                   description=f"GP sample (SE, lengthscale {LENGTHSCALE}) on {GRID_SIZE} points, "
                               f"{n_agents} agents" + (f", alpha = {alpha:g}" if alpha else ""))
     if domain == "table":

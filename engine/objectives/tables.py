@@ -35,7 +35,7 @@ from engine.cache import cache_key, load_arrays, save_arrays_atomic
 from engine.objectives.base import FunctionObjective, Objective, TableObjective
 from engine.objectives.registry import DATASETS
 from engine.paths import cache_dir as default_cache_dir
-from engine.validation import check_choice, check_int
+from engine.validation import ConfigError, check_choice, check_int
 
 # Bump when the layout of stored tables changes (not the scores: tasks version those).
 TABLE_FORMAT = 1
@@ -63,6 +63,8 @@ class Task(ABC):
     noise_var: float
     noise_std: float = 0.0
     summary: str = ""
+    own_gp_prior: tuple = (1.0, 0.1, 1e-6)   # see engine.objectives.base.Objective
+    own_refit_every: int = 5
 
     @abstractmethod
     def definition(self) -> dict:
@@ -289,7 +291,8 @@ def cached_tables(directory=None) -> list[dict]:
 def _objective_fields(task: Task) -> dict:
     return dict(name=task.name, n_agents=task.n_agents, dim=task.dim, noise_std=task.noise_std,
                 reference=np.ones(task.n_agents), metric_label=task.metric_label,
-                lengthscale=task.lengthscale, noise_var=task.noise_var, description=task.summary)
+                lengthscale=task.lengthscale, noise_var=task.noise_var, description=task.summary,
+                own_gp_prior=tuple(task.own_gp_prior), own_refit_every=int(task.own_refit_every))
 
 
 def table_objective(task: Task, grid: int | None = None, *, n_jobs: int | None = None,
@@ -327,11 +330,23 @@ TABLE_TASKS = ("landmine", "digits-svm", "breast-cancer-lr")
 
 
 def make_task(name: str, *, n_agents: int | None = None, alpha: float | None = None, seed: int = 0,
-              data_dir=None) -> Task:
-    """The :class:`Task` behind the registered data set ``name`` (one of :data:`TABLE_TASKS`)."""
+              data_dir=None, split: str | None = None) -> Task:
+    """The :class:`Task` behind the registered data set ``name`` (one of :data:`TABLE_TASKS`);
+    ``split`` is the landmine data split (see :func:`engine.objectives.registry.build_objective`)."""
     check_choice("dataset", name, TABLE_TASKS)
+    options = {}
+    if split is not None:
+        if name != "landmine":
+            raise ConfigError("The data split option applies to the landmine task only.", "split")
+        options["split"] = split
     module = importlib.import_module(DATASETS[name][0])
-    return module.make_task(n_agents=n_agents, alpha=alpha, seed=seed, data_dir=data_dir)
+    return module.make_task(n_agents=n_agents, alpha=alpha, seed=seed, data_dir=data_dir, **options)
+
+
+def linear_scale(unit: np.ndarray, low: float, high: float) -> np.ndarray:
+    """Map [0, 1] to [low, high] linearly (0 -> low, 1 -> high)."""
+    unit = np.clip(np.asarray(unit, dtype=float), 0.0, 1.0)
+    return low + unit * (high - low)
 
 
 def log_scale(unit: np.ndarray, low: float, high: float) -> np.ndarray:

@@ -142,3 +142,98 @@ class BatchedBlr:
             for j in range(n_samples):                                       # matrix-vector products (see _apply)
                 rhs[:, :, j:j + 1] += np.sqrt(lam) * np.matmul(history, xi[:, :, j:j + 1])
         return np.swapaxes(self._apply(rhs), 1, 2)
+
+
+class DualBlr:
+    """The same K posteriors as :class:`BatchedBlr`, kept in the n-dimensional dual form.
+
+    While a model has fewer observations than features (n <= M, e.g. the
+    landmine setting: at most 70 observations, M = 100), the posterior is
+    cheaper through G = Phi Phi^T + lambda I (n x n) than through the M x M
+    Sigma: its inverse grows by one bordered row per observation
+    (:func:`engine.surrogate.linalg.append_inverse`, O(n^2)) and a sample is
+    Matheron's rule
+
+        omega = w0 + Phi^T G^-1 (y - Phi w0 - sqrt(lambda) eps),  w0 ~ N(0, I_M), eps ~ N(0, I_n),
+
+    exactly N(nu, lambda Sigma^-1): the same distribution as the primal form.
+    Same interface as :class:`BatchedBlr`; :func:`batched_blr` picks the cheaper one.
+    """
+
+    def __init__(self, n_models: int, n_features: int, noise_var: float, capacity: int):
+        self.n_models = check_int("number of models", n_models, 1)
+        self.n_features = check_int("number of random features M", n_features, 1)
+        self.noise_var = check_positive("noise variance", noise_var)
+        self.capacity = check_int("capacity", capacity, 1)
+        self.phi = np.zeros((n_models, capacity, n_features))
+        self.y = np.zeros((n_models, capacity))
+        self._buffer = np.zeros((n_models, capacity, capacity))    # [:n, :n] holds G^-1
+        self.count = 0
+
+    def add(self, phi: np.ndarray, y: np.ndarray) -> None:
+        """Add one observation to every model: ``phi`` (K, M), ``y`` (K,)."""
+        from engine.surrogate.linalg import append_inverse
+
+        phi = np.asarray(phi, dtype=float)
+        if self.count >= self.capacity:
+            raise ValueError(f"capacity of {self.capacity} observations exceeded")
+        n = self.count
+        column = np.einsum("knm,km->kn", self.phi[:, :n], phi)
+        corner = np.einsum("km,km->k", phi, phi) + self.noise_var
+        append_inverse(self._buffer, n, column, corner)
+        self.phi[:, n] = phi
+        self.y[:, n] = np.asarray(y, dtype=float)
+        self.count = n + 1
+
+    def add_batch(self, phi: np.ndarray, y: np.ndarray) -> None:
+        """Add ``n`` observations to every model: ``phi`` (K, n, M), ``y`` (K, n)."""
+        for j in range(np.shape(phi)[1]):
+            self.add(phi[:, j], y[:, j])
+
+    @property
+    def _inverse(self) -> np.ndarray:
+        return self._buffer[:, :self.count, :self.count]
+
+    @property
+    def precision(self) -> np.ndarray:
+        """Sigma_t = Phi^T Phi + lambda I, (K, M, M)."""
+        phi = self.phi[:, :self.count]
+        return np.matmul(np.swapaxes(phi, 1, 2), phi) + self.noise_var * np.eye(self.n_features)
+
+    @property
+    def covariance(self) -> np.ndarray:
+        """Sigma_t^-1 = (I - Phi^T G^-1 Phi) / lambda, (K, M, M)."""
+        phi = self.phi[:, :self.count]
+        inner = np.matmul(np.swapaxes(phi, 1, 2), np.matmul(self._inverse, phi))
+        return (np.eye(self.n_features) - inner) / self.noise_var
+
+    @property
+    def mean(self) -> np.ndarray:
+        """nu_t = Phi^T G^-1 y for every model, (K, M)."""
+        n = self.count
+        beta = np.einsum("kij,kj->ki", self._inverse, self.y[:, :n])
+        return np.einsum("knm,kn->km", self.phi[:, :n], beta)
+
+    def refresh(self) -> None:
+        """Recompute G^-1 exactly from the history."""
+        phi = self.phi[:, :self.count]
+        G = np.matmul(phi, np.swapaxes(phi, 1, 2)) + self.noise_var * np.eye(self.count)
+        self._buffer[:, :self.count, :self.count] = np.linalg.inv(G)
+
+    def sample(self, rng: np.random.Generator, n_samples: int = 1) -> np.ndarray:
+        """Independent draws of omega from every posterior, shape (K, n_samples, M)."""
+        K, M, n = self.n_models, self.n_features, self.count
+        prior = rng.standard_normal((K, n_samples, M))
+        if not n:
+            return prior
+        phi = self.phi[:, :n]
+        noise = rng.standard_normal((K, n_samples, n))
+        resid = self.y[:, None, :n] - np.matmul(prior, np.swapaxes(phi, 1, 2)) - np.sqrt(self.noise_var) * noise
+        beta = np.matmul(resid, self._inverse)                          # G^-1 is symmetric
+        return prior + np.matmul(beta, phi)
+
+
+def batched_blr(n_models: int, n_features: int, noise_var: float, capacity: int):
+    """K BLR posteriors in the cheaper form: dual while every model keeps at most M observations."""
+    cls = DualBlr if capacity <= n_features else BatchedBlr
+    return cls(n_models, n_features, noise_var, capacity)

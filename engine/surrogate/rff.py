@@ -5,6 +5,12 @@ With ``W ~ N(0, I / ell^2)`` and ``b ~ U(0, 2 pi)``, the features
 exp(-|x - x'|^2 / (2 ell^2))`` (Rahimi & Recht), the unit-variance SE kernel
 that both papers assume (``k(x, x') <= 1``). All agents of one run share the same
 features (FTS paper, Sec. 2); different runs draw their own.
+
+Every feature vector is then scaled to unit norm, ``phi(x) / |phi(x)|``: the
+DP-FTS-DE analysis assumes ``|phi(x)|^2 = 1`` (App. A, eq. 20, step (a)), and
+the authors' code normalises the shared features the same way
+(bayesian_optimization_dp_fts_de.py:104 and helper_funcs_dp_fts_de.py:90), so
+the norms of the vectors the server clips are the authors'.
 """
 
 from __future__ import annotations
@@ -25,6 +31,7 @@ class RandomFeatures:
 
     W: np.ndarray
     b: np.ndarray
+    normalised: bool = True
 
     @property
     def n_sets(self) -> int:
@@ -46,18 +53,22 @@ class RandomFeatures:
         (n_sets, ..., M).
         """
         X = np.asarray(X, dtype=float)
-        scale = np.sqrt(2.0 / self.n_features)
         if X.ndim == 2:
-            return scale * np.cos(np.einsum("cd,sdm->scm", X, self.W) + self.b[:, None, :])
-        if X.shape[0] != self.n_sets:
-            raise ValueError(f"points for {X.shape[0]} feature sets, expected {self.n_sets}")
-        flat = X.reshape(self.n_sets, -1, self.dim)
-        out = scale * np.cos(np.einsum("scd,sdm->scm", flat, self.W) + self.b[:, None, :])
-        return out.reshape(*X.shape[:-1], self.n_features)
+            out = np.cos(np.einsum("cd,sdm->scm", X, self.W) + self.b[:, None, :])
+        else:
+            if X.shape[0] != self.n_sets:
+                raise ValueError(f"points for {X.shape[0]} feature sets, expected {self.n_sets}")
+            flat = X.reshape(self.n_sets, -1, self.dim)
+            out = np.cos(np.einsum("scd,sdm->scm", flat, self.W) + self.b[:, None, :])
+        if self.normalised:
+            out /= np.sqrt(np.einsum("scm,scm->sc", out, out))[:, :, None]
+        else:
+            out *= np.sqrt(2.0 / self.n_features)
+        return out if X.ndim == 2 else out.reshape(*X.shape[:-1], self.n_features)
 
 
 def sample_features(n_sets: int, dim: int, n_features: int, lengthscale: float,
-                    rng: np.random.Generator) -> RandomFeatures:
+                    rng: np.random.Generator, *, normalised: bool = True) -> RandomFeatures:
     """Draw ``n_sets`` independent sets of M random Fourier features for the SE kernel.
 
     Parameters
@@ -71,6 +82,8 @@ def sample_features(n_sets: int, dim: int, n_features: int, lengthscale: float,
     lengthscale : float
         SE kernel lengthscale ell (inputs live in [0, 1]^D).
     rng : numpy.random.Generator
+    normalised : bool
+        Scale every feature vector to unit norm (the papers' and the authors' choice).
     """
     check_int("number of feature sets", n_sets, 1)
     check_int("input dimension", dim, 1)
@@ -78,4 +91,4 @@ def sample_features(n_sets: int, dim: int, n_features: int, lengthscale: float,
     check_positive("lengthscale", lengthscale)
     W = rng.normal(0.0, 1.0 / lengthscale, size=(n_sets, dim, n_features))
     b = rng.uniform(0.0, 2.0 * np.pi, size=(n_sets, n_features))
-    return RandomFeatures(W=W, b=b)
+    return RandomFeatures(W=W, b=b, normalised=normalised)

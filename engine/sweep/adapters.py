@@ -147,7 +147,7 @@ class FboAdapter(Adapter):
         """The cell's objective, shared by the cells a process runs (objectives are immutable)."""
         return _cached_objective(params["dataset"], params.get("agents"), params.get("alpha"),
                                  params.get("objective_seed", 0), params.get("data_dir"),
-                                 params.get("domain", "table"), os.environ.get("DPBO_DATA_DIR"),
+                                 params.get("domain", "table"), params.get("split"), os.environ.get("DPBO_DATA_DIR"),
                                  os.environ.get("DPBO_CACHE_DIR"))
 
     def prepare(self, params):
@@ -173,11 +173,12 @@ class FboAdapter(Adapter):
 
 
 @functools.lru_cache(maxsize=4)
-def _cached_objective(dataset, agents, alpha, seed, data_dir, domain, env_data_dir, env_cache_dir):
+def _cached_objective(dataset, agents, alpha, seed, data_dir, domain, split, env_data_dir, env_cache_dir):
     # The environment is part of the key: it decides where data and tables come from.
     from engine.objectives import build_objective
 
-    return build_objective(dataset, n_agents=agents, alpha=alpha, seed=seed, data_dir=data_dir, domain=domain)
+    return build_objective(dataset, n_agents=agents, alpha=alpha, seed=seed, data_dir=data_dir, domain=domain,
+                           split=split)
 
 
 class HypeAdapter(Adapter):

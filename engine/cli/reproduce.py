@@ -1,0 +1,84 @@
+"""``python -m engine reproduce dp-fts-de``: the paper's protocol, our curves and its claims judged over runs.
+
+Prints one JSON object: per part (landmine, synthetic) every setting's mean
+curve and standard error over runs (with the checkpoints t = 0, 10, 30, T) and
+the list of claim verdicts ``{"claim", "source", "holds", "verdict", "numbers"}``.
+Progress, and a readable summary at the end, go to stderr.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+
+from engine.reproduce import PARTS, reproduce_dp_fts_de
+from engine.reproduce.dp_fts_de import LANDMINE_RUNS, SYNTHETIC_RUNS
+from engine.validation import ConfigError
+
+HELP = "Reproduce a paper's experiments (dp-fts-de): curves with standard errors over runs, claims judged."
+PAPERS = ("dp-fts-de",)
+
+
+def add_arguments(parser) -> None:
+    parser.add_argument("paper", metavar="{" + ",".join(PAPERS) + "}", help="which paper to reproduce")
+    parser.add_argument("--parts", default=",".join(PARTS),
+                        help=f"comma-separated parts to run (default: {','.join(PARTS)})")
+    parser.add_argument("--runs", type=int, default=LANDMINE_RUNS,
+                        help=f"runs per landmine setting (default {LANDMINE_RUNS}, the paper's)")
+    parser.add_argument("--synthetic-runs", type=int, default=SYNTHETIC_RUNS,
+                        help=f"runs per synthetic setting (default {SYNTHETIC_RUNS}, the paper's)")
+    parser.add_argument("--seed", type=int, default=0, help="seeds every block of runs (shared by all settings)")
+    parser.add_argument("--jobs", type=int, default=None, help="worker processes (default: all cores)")
+    parser.add_argument("--quiet", action="store_true", help="no progress or summary on stderr")
+
+
+def _progress(quiet: bool):
+    if quiet:
+        return None
+    started = time.perf_counter()
+
+    def report(part, done, total):
+        print(f"{part}: {done}/{total} blocks of runs, {time.perf_counter() - started:.0f} s", file=sys.stderr,
+              flush=True)
+
+    return report
+
+
+def summary_lines(payload: dict) -> list[str]:
+    """A readable table of the checkpoints and the verdicts (what the CLI prints on stderr)."""
+    lines = []
+    for part in payload["parts"].values():
+        checkpoints = part["checkpoints"]
+        lines.append(f"\n{part['title']}: {part['metric']}, mean (s.e. over {part['runs']} runs)")
+        lines.append(f"{'setting':34s} {'epsilon':>8s} " + " ".join(f"{'t=' + str(t):>16s}" for t in checkpoints))
+        for s in part["settings"]:
+            eps = f"{s['epsilon']:.2f}" if s["epsilon"] is not None else "-"
+            cells = " ".join(f"{s['checkpoints'][str(t)]['mean']:>8.4f} ({s['checkpoints'][str(t)]['stderr']:.4f})"
+                             for t in checkpoints)
+            lines.append(f"{s['label']:34s} {eps:>8s} {cells}")
+        lines.append("Claims (difference = claimed loser minus claimed winner, paired over runs):")
+        for c in part["claims"]:
+            n = c["numbers"]
+            if "comparisons" in n:
+                best = max(n["comparisons"], key=lambda x: x["z"] if x["z"] is not None else -1e9)
+                detail = f"best: {best['better']} by {best['difference']:+.4f} (s.e. {best['stderr']:.4f})"
+            else:
+                detail = f"{n['difference']:+.4f} (s.e. {n['stderr']:.4f})"
+            lines.append(f"  [{c['verdict']:>15s}] {c['claim']}: {detail}")
+    return lines
+
+
+def run(args) -> dict:
+    if args.paper not in PAPERS:
+        raise ConfigError(f"Unknown paper {args.paper!r}; choose one of {', '.join(PAPERS)}.", "paper")
+    parts = tuple(p.strip() for p in str(args.parts).split(",") if p.strip())
+    if args.jobs is not None and args.jobs < 1:
+        raise ConfigError(f"--jobs must be at least 1, got {args.jobs}.", "jobs")
+    started = time.perf_counter()
+    results = reproduce_dp_fts_de(parts, runs=args.runs, synthetic_runs=args.synthetic_runs, seed=args.seed,
+                                  jobs=args.jobs, progress=_progress(args.quiet))
+    payload = {"paper": args.paper, "seed": args.seed, "seconds": round(time.perf_counter() - started, 1),
+               "parts": {name: part.to_json() for name, part in results.items()}}
+    if not args.quiet:
+        print("\n".join(summary_lines(payload)), file=sys.stderr, flush=True)
+    return payload

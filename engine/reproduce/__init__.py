@@ -1,0 +1,14 @@
+"""Reproductions of the papers' experiments: our curves beside the papers' claims, judged over runs.
+
+``reproduce_dp_fts_de(parts, runs=..., ...)`` runs the DP-FTS-DE paper's landmine and
+synthetic protocols and returns ``{part: PartResult}``; ``PartResult.to_json()`` holds every
+setting's curve with standard errors over runs and the list of claim verdicts
+``{"claim", "source", "holds", "verdict", "numbers"}``.
+"""
+
+from engine.reproduce.dp_fts_de import LANDMINE_CLAIMS, LANDMINE_SETTINGS, PARTS, SYNTHETIC_CLAIMS, SYNTHETIC_SETTINGS
+from engine.reproduce.dp_fts_de import reproduce as reproduce_dp_fts_de
+from engine.reproduce.report import Claim, PartResult, Setting, SettingResult, Verdict, compare, judge
+
+__all__ = ["Claim", "LANDMINE_CLAIMS", "LANDMINE_SETTINGS", "PARTS", "PartResult", "SYNTHETIC_CLAIMS",
+           "SYNTHETIC_SETTINGS", "Setting", "SettingResult", "Verdict", "compare", "judge", "reproduce_dp_fts_de"]

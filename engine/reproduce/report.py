@@ -1,0 +1,251 @@
+"""Running a paper's settings over many seeded runs and judging its claims with standard errors over runs.
+
+A *setting* is a set of :class:`engine.fbo.FboConfig` overrides. Every setting
+runs the same seeds, so run r of one setting and run r of another share the
+objective, the shared random features and (when their sub-regions agree) the
+initial points: comparisons are paired by run. A *claim* says that one setting
+beats another (lower metric) at an iteration or over the whole curve; its
+verdict is the mean paired difference over runs and its standard error:
+
+- ``holds``: the difference favours the claim by more than ``Z_THRESHOLD``
+  standard errors,
+- ``reversed``: it goes the other way by more than that,
+- ``not significant``: anything in between.
+
+Everything is plain data (``to_json``), so the CLI prints it and a page can draw it.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Callable, Sequence
+
+import numpy as np
+
+from engine.fbo.records import standard_error
+
+Z_THRESHOLD = 2.0          # about a 2.3 % one-sided error rate per claim under the normal approximation
+RUNS_PER_BLOCK = 25        # runs simulated together in one task (memory, progress and load balance)
+
+Progress = Callable[[int, int], None]
+
+
+@dataclass(frozen=True)
+class Setting:
+    """One line of a paper figure: ``overrides`` of the part's base configuration."""
+
+    key: str
+    label: str
+    overrides: dict
+
+
+@dataclass
+class SettingResult:
+    """A setting run over R seeded runs: per-run curves (mean over agents), their mean and s.e. over runs."""
+
+    setting: Setting
+    run_curves: np.ndarray          # (R, T + 1)
+    epsilon: float | None           # privacy loss after T releases (None without DP)
+    delta: float | None
+    seconds: float                  # engine time, summed over the blocks
+
+    @property
+    def curve(self) -> np.ndarray:
+        return self.run_curves.mean(axis=0)
+
+    @property
+    def curve_stderr(self) -> np.ndarray:
+        return np.array([standard_error(col) for col in self.run_curves.T])
+
+    def at(self, when) -> np.ndarray:
+        """Per-run values at iteration ``when`` (int) or averaged over iterations 1..T (``"curve"``)."""
+        if when == "curve":
+            return self.run_curves[:, 1:].mean(axis=1)
+        return self.run_curves[:, int(when)]
+
+    def to_json(self, checkpoints: Sequence[int]) -> dict:
+        return {"key": self.setting.key, "label": self.setting.label, "overrides": dict(self.setting.overrides),
+                "runs": int(self.run_curves.shape[0]), "epsilon": self.epsilon, "delta": self.delta,
+                "curve": self.curve.tolist(), "curve_stderr": self.curve_stderr.tolist(),
+                "checkpoints": {str(t): {"mean": float(self.curve[t]), "stderr": float(self.curve_stderr[t])}
+                                for t in checkpoints if t < self.run_curves.shape[1]},
+                "seconds": round(self.seconds, 3)}
+
+
+@dataclass(frozen=True)
+class Claim:
+    """A claim of the paper: setting ``better`` has a lower metric than ``worse`` ``at`` an iteration.
+
+    ``at`` is an iteration or ``"curve"`` (the mean over iterations 1..T, for
+    "converges faster"). With several ``better`` keys the claim is that at least
+    one of them beats ``worse`` (``any_of``).
+    """
+
+    text: str
+    source: str
+    better: tuple
+    worse: str
+    at: object = "curve"
+
+    @property
+    def any_of(self) -> bool:
+        return len(self.better) > 1
+
+
+@dataclass
+class Verdict:
+    """A claim and what our runs say about it."""
+
+    claim: Claim
+    holds: bool
+    verdict: str                    # holds | not significant | reversed
+    numbers: dict = field(default_factory=dict)
+
+    def to_json(self) -> dict:
+        return {"claim": self.claim.text, "source": self.claim.source, "holds": self.holds,
+                "verdict": self.verdict, "numbers": self.numbers}
+
+
+def compare(better: SettingResult, worse: SettingResult, at) -> dict:
+    """Paired comparison over runs: mean of (worse - better) per run and its standard error."""
+    a, b = better.at(at), worse.at(at)
+    runs = min(len(a), len(b))
+    diff = b[:runs] - a[:runs]
+    se = standard_error(diff)
+    mean = float(diff.mean())
+    if np.isfinite(se) and se > 0:
+        z = mean / se
+    else:   # identical runs (or a constant difference): the sign decides, nothing is uncertain
+        z = None if mean == 0 or not np.isfinite(se) else float(np.copysign(np.inf, mean))
+    return {"better": better.setting.key, "worse": worse.setting.key, "at": at, "runs": int(runs),
+            "better_mean": float(a.mean()), "worse_mean": float(b.mean()),
+            "difference": mean, "stderr": se, "z": z, "paired": True}
+
+
+def _verdict_of(z) -> str:
+    if z is None:
+        return "not significant"
+    if z > Z_THRESHOLD:
+        return "holds"
+    if z < -Z_THRESHOLD:
+        return "reversed"
+    return "not significant"
+
+
+def judge(claims: Sequence[Claim], results: dict[str, SettingResult]) -> list[Verdict]:
+    """One :class:`Verdict` per claim (positive ``difference`` = the claimed winner is better)."""
+    out = []
+    for claim in claims:
+        comparisons = [compare(results[key], results[claim.worse], claim.at) for key in claim.better]
+        verdicts = [_verdict_of(c["z"]) for c in comparisons]
+        if claim.any_of:
+            holds = "holds" in verdicts
+            verdict = "holds" if holds else ("reversed" if all(v == "reversed" for v in verdicts)
+                                             else "not significant")
+            numbers = {"comparisons": comparisons}
+        else:
+            holds = verdicts[0] == "holds"
+            verdict = verdicts[0]
+            numbers = comparisons[0]
+        out.append(Verdict(claim, holds, verdict, numbers))
+    return out
+
+
+# ---------------------------------------------------------------------- running settings
+
+@lru_cache(maxsize=2)
+def _objective(dataset: str, split, data_dir, env_data_dir, env_cache_dir):
+    from engine.objectives import build_objective
+
+    return build_objective(dataset, data_dir=data_dir, split=split)
+
+
+def _run_block(base: dict, setting: Setting, seed: int, runs: int):
+    """Run ``runs`` runs of one setting; returns (per-run curves (runs, T + 1), epsilon, delta, seconds)."""
+    from engine.fbo import FboConfig, run_fbo
+
+    config = FboConfig(**{**base, **setting.overrides, "runs": runs, "seed": seed})
+    objective = _objective(config.dataset, config.split, config.data_dir, os.environ.get("DPBO_DATA_DIR"),
+                           os.environ.get("DPBO_CACHE_DIR")) if config.dataset != "synthetic" else None
+    result = run_fbo(config, objective)
+    epsilon = result.epsilon[-1] if result.epsilon else None
+    return result.run_curves, epsilon, result.delta if config.is_private else None, result.wall_seconds
+
+
+def block_seeds(seed: int, runs: int) -> list[tuple[int, int]]:
+    """(engine seed, runs) of every block of ``RUNS_PER_BLOCK`` runs; the same for every setting."""
+    from engine.sweep.spec import derive_seed
+
+    blocks, b = [], 0
+    while runs > 0:
+        size = min(RUNS_PER_BLOCK, runs)
+        blocks.append((derive_seed(seed, b), size))
+        runs -= size
+        b += 1
+    return blocks
+
+
+def run_settings(base: dict, settings: Sequence[Setting], *, runs: int, seed: int = 0, jobs: int | None = None,
+                 progress: Progress | None = None) -> dict[str, SettingResult]:
+    """Every setting over ``runs`` runs (in blocks with shared seeds), ``jobs`` worker processes."""
+    blocks = block_seeds(seed, runs)
+    tasks = [(s, b, block_seed, size) for s in settings for b, (block_seed, size) in enumerate(blocks)]
+    jobs = max(1, min(jobs or os.cpu_count() or 1, len(tasks)))
+    done = 0
+    if progress:
+        progress(0, len(tasks))
+    if jobs == 1:
+        outputs = ((i, _run_block(base, s, block_seed, size)) for i, (s, b, block_seed, size) in enumerate(tasks))
+    else:
+        from joblib import Parallel, delayed
+
+        outputs = Parallel(n_jobs=jobs, return_as="generator_unordered")(
+            delayed(_indexed)(i, base, s, block_seed, size) for i, (s, b, block_seed, size) in enumerate(tasks))
+    collected = {}
+    for i, output in outputs:
+        collected[i] = output
+        done += 1
+        if progress:
+            progress(done, len(tasks))
+    results = {}
+    for s in settings:
+        parts = [collected[i] for i, task in enumerate(tasks) if task[0] is s]
+        results[s.key] = SettingResult(s, np.concatenate([p[0] for p in parts]), parts[0][1], parts[0][2],
+                                       float(sum(p[3] for p in parts)))
+    return results
+
+
+def _indexed(i, base, setting, seed, runs):
+    return i, _run_block(base, setting, seed, runs)
+
+
+@dataclass
+class PartResult:
+    """One experiment of a reproduction (e.g. the landmine Fig. 3), ready to print or draw."""
+
+    name: str
+    title: str
+    metric_label: str
+    checkpoints: tuple
+    results: dict
+    verdicts: list
+    seconds: float
+
+    def to_json(self) -> dict:
+        return {"name": self.name, "title": self.title, "metric": self.metric_label,
+                "checkpoints": list(self.checkpoints),
+                "runs": int(next(iter(self.results.values())).run_curves.shape[0]) if self.results else 0,
+                "settings": [r.to_json(self.checkpoints) for r in self.results.values()],
+                "claims": [v.to_json() for v in self.verdicts], "seconds": round(self.seconds, 2)}
+
+
+def run_part(name: str, title: str, metric_label: str, base: dict, settings: Sequence[Setting],
+             claims: Sequence[Claim], checkpoints: Sequence[int], *, runs: int, seed: int = 0,
+             jobs: int | None = None, progress: Progress | None = None) -> PartResult:
+    started = time.perf_counter()
+    results = run_settings(base, settings, runs=runs, seed=seed, jobs=jobs, progress=progress)
+    return PartResult(name, title, metric_label, tuple(checkpoints), results, judge(claims, results),
+                      time.perf_counter() - started)
