@@ -167,16 +167,22 @@ def test_failing_run_shows_a_message_and_leaves_the_page_usable(monkeypatch):
     assert done(run_state(at)) and not at.error
 
 
-def test_unavailable_dataset_shows_where_to_put_it(monkeypatch, tmp_path):
+def test_unavailable_dataset_turns_run_off_and_says_where_the_file_goes(monkeypatch, tmp_path):
+    # Issue 13, item 2: checked before Run, said in the main area in one or two lines, the preview kept.
     monkeypatch.setenv("DPBO_DATA_DIR", str(tmp_path))  # an empty data folder: no LandmineData.mat
     at = small_page()
-    at.selectbox(key="fbo_dataset").set_value("landmine").run()
-    at.button(key="fbo_run").click().run()
-    assert not at.exception
-    assert len(at.error) == 1
-    assert "unavailable" in at.error[0].value and "LandmineData.mat" in at.error[0].value
-    assert run_state(at) is None
     assert not at.button(key="fbo_run").disabled
+    at.selectbox(key="fbo_dataset").set_value("landmine").run()
+    assert not at.exception and not at.error
+    assert at.button(key="fbo_run").disabled
+    [warning] = [w.value for w in at.main.warning]
+    assert str(tmp_path / "landmine" / "LandmineData.mat") in warning
+    assert "http://www.ee.duke.edu/~lcarin/LandmineData.zip" in warning   # what `data fetch` downloads
+    assert not at.sidebar.warning and not at.sidebar.error
+    # The privacy preview stays: ε needs no data (29 fields: δ = 29^-1.1).
+    assert any("ε after T" in col for df in at.dataframe for col in df.value.columns)
+    assert at.number_input(key="fbo_agents_fixed").value == 29 and at.number_input(key="fbo_agents_fixed").disabled
+    assert run_state(at) is None
 
 
 def test_query_params_reproduce_the_configuration():

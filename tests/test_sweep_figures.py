@@ -66,7 +66,9 @@ def test_settings_table_and_labels():
     summary = summarise(grid_table())
     table = settings_table(summary, ["q", "z"])
     assert table["setting"].tolist()[-2:] == ["TS", "FTS-DE"]
-    assert table.loc[table["reference"], "q"].isna().all()     # references do not use the swept values
+    # References do not use the swept values: a dash in the table, never the word "None".
+    assert (table.loc[table["reference"], "q"] == "—").all()
+    assert "None" not in table.astype(str).to_numpy().ravel().tolist()
     assert reference_label(pd.Series({"setting": "algorithm=fts, fts_variant=concurrent", "algorithm": "fts"})) == "FTS"
     empty = frontier_figure(pd.DataFrame(), [])
     assert len(empty.data) == 0

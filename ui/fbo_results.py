@@ -16,6 +16,7 @@ import streamlit as st
 
 from engine.fbo.config import FboConfig
 from engine.fbo.plan import RunPlan
+from ui.charts import show
 from ui.fbo_figures import (
     agent_heatmap,
     agent_metric,
@@ -28,6 +29,12 @@ from ui.fbo_figures import (
 )
 from ui.live_run import LiveRun, RunStatus
 from ui.state import query_dict
+
+CONVERGENCE_ABOUT = ("How far each line's agents still are from the best value after every iteration (lower is "
+                     "better), averaged over agents and runs, with a shaded band of one standard error and TS "
+                     "dashed as the baseline.")
+PRIVACY_ABOUT = ("The privacy loss ε each private line has spent after every iteration; it only grows, and a "
+                 "budget line marks where the server stops releasing.")
 
 
 def privacy_preview(variants: Sequence[tuple[str, FboConfig]], plans: Sequence[RunPlan]) -> pd.DataFrame | None:
@@ -78,8 +85,10 @@ def after_run(runs: list[tuple[str, object]]) -> None:
         res = dict(runs)[choice]
         iterations, metric = agent_metric(res)
         assignment = (np.arange(res.n_agents) % res.config.n_subregions) if res.config.n_subregions > 1 else None
-        st.plotly_chart(agent_heatmap(metric, iterations, metric_label=res.metric_label, assignment=assignment,
-                                      log_color=log_color), key="fbochart_heatmap")
+        show(agent_heatmap(metric, iterations, metric_label=res.metric_label, assignment=assignment,
+                           log_color=log_color), key="fbochart_heatmap",
+             about="One row per agent and one column per iteration, coloured by how far that agent still is from "
+                   "its best value (yellow: close), agents grouped by the sub-region they explored first.")
     with tabs[3]:
         st.dataframe(summary_table(runs), hide_index=True)
 
@@ -93,15 +102,16 @@ def _clipping(runs) -> None:
     with c1:
         if clipped:
             S_values = {res.config.S for _, res in runs if res.config.is_private}
-            st.plotly_chart(clipped_figure(clipped, S=S_values.pop() if len(S_values) == 1 else None),
-                            key="fbochart_clipped")
+            show(clipped_figure(clipped, S=S_values.pop() if len(S_values) == 1 else None), key="fbochart_clipped",
+                 about="The share of the vectors the server picked that were longer than the bound and got shrunk, "
+                       "iteration by iteration.")
         else:
             st.info("Only private algorithms clip (FTS-DE averages every vector as it is).")
     with c2:
         expected = [(label, res.n_agents * res.config.q) for label, res in runs if res.config.is_private]
         one = len({round(v, 6) for _, v in expected}) == 1
-        st.plotly_chart(selected_figure(selected, expected=expected[:1] if one else expected),
-                        key="fbochart_selected")
+        show(selected_figure(selected, expected=expected[:1] if one else expected), key="fbochart_selected",
+             about="How many agents the server picked in each round (mean over runs), next to the N q it expects.")
 
 
 def _weights(runs) -> None:
@@ -117,9 +127,9 @@ def _weights(runs) -> None:
     res = dict(with_weights)[choice]
     iterations, weights = weight_history(res)
     assignment = np.arange(res.n_agents) % res.config.n_subregions
-    st.plotly_chart(weights_figure(iterations, weights, assignment), key="fbochart_weights")
-    st.caption("Early on each sub-region's average leans on the agents that explored it at "
-               "initialisation; the temperature schedule then makes the weights uniform.")
+    show(weights_figure(iterations, weights, assignment), key="fbochart_weights",
+         about="The share of each sub-region's average that comes from the agents that explored it first: high "
+               "early on, then falling to the uniform share as the temperature schedule evens the weights out.")
 
 
 def summary_table(runs) -> pd.DataFrame:

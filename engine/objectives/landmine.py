@@ -18,8 +18,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from engine.objectives.datasets import (LANDMINE_FIELDS, LANDMINE_SHA256, SplitData, load_landmine,
-                                        stratified_half_split)
+from engine.objectives.base import DataStatus, DatasetUnavailable
+from engine.objectives.datasets import (LANDMINE_FIELDS, LANDMINE_SHA256, LANDMINE_URL, SplitData,
+                                        check_landmine_file, landmine_path, load_landmine, stratified_half_split)
 from engine.objectives.rbf_svm import RbfSvmTask
 from engine.objectives.tables import objective_for
 from engine.validation import ConfigError, check_int
@@ -60,6 +61,18 @@ def make_task(n_agents: int | None = None, alpha: float | None = None, seed: int
         data_definition={"data_sha256": LANDMINE_SHA256, "features": "raw", "split": "stratified-half",
                          "split_seed": seed},
         summary=f"Landmine detection: RBF SVM on {count} fields, validation AUC")
+
+
+def data_status(data_dir: str | None = None) -> DataStatus:
+    """Whether LandmineData.mat is in the data directory and matches its published sha256."""
+    try:
+        check_landmine_file(data_dir)
+    except DatasetUnavailable:
+        path = landmine_path(data_dir)
+        problem = ("LandmineData.mat is not there" if not path.is_file()
+                   else "the file there does not match the published sha256 (corrupt or a different file)")
+        return DataStatus(False, str(path), LANDMINE_URL, problem)
+    return DataStatus(True)
 
 
 def build(n_agents=None, alpha=None, seed=0, data_dir=None, domain="table"):
