@@ -31,7 +31,7 @@ class BuildSnapshot:
     done: int                      # rows (agents) finished, including rows kept from an interrupted build
     total: int
     elapsed: float                 # seconds since the build started
-    seconds_left: float | None     # estimate from the rows finished in this build; None before the first
+    seconds_left: float | None     # from the pace since this build's first finished row; None until a second
     finished: bool
     error: str | None              # the failure's sentence when the build failed
 
@@ -49,7 +49,10 @@ class Build:
         self._lock = threading.Lock()
         self._finished = threading.Event()
         self._started = time.perf_counter()
-        self._first: tuple[float, int] | None = None   # (time, rows) of the first report: the rate's origin
+        # (time, rows) when this build first finished a row: the pace is measured from there, not from the start,
+        # which includes starting the worker processes (seconds, or tens of seconds on a busy machine).
+        self._first: tuple[float, int] | None = None
+        self._initial: int | None = None
         self._done, self._total = 0, 0
         self._result: Any = None
         self._error: BaseException | None = None
@@ -58,7 +61,9 @@ class Build:
     # -- reported by the builder --------------------------------------------
     def report(self, done: int, total: int) -> None:
         with self._lock:
-            if self._first is None:
+            if self._initial is None:
+                self._initial = int(done)
+            elif self._first is None and done > self._initial:
                 self._first = (time.perf_counter(), int(done))
             self._done, self._total = int(done), int(total)
             listeners = list(self._listeners)
