@@ -37,9 +37,8 @@ def table_task(config):
 
 def missing_data(status: DataStatus, dataset_name: str) -> None:
     """One or two lines in the main area: the data set is not here, where its file goes, where to get it."""
-    st.warning(f"**{dataset_name} needs its data file, which is not here** ({status.problem}). "
-               f"Put it at `{status.path}`; it can be downloaded from {status.url} "
-               "(or run `python -m engine data fetch landmine`).", icon=":material/folder_off:")
+    st.warning(f"**{dataset_name} needs its data file**, {status.problem} at `{status.path}`: download it from "
+               f"{status.url} (or run `python -m engine data fetch landmine`).", icon=":material/folder_off:")
 
 
 def build_under_way(config, *, start: bool) -> Build | None:

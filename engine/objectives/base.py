@@ -27,8 +27,9 @@ class DataStatus:
     """Whether a data set can be used here, and if not, where its file goes and where to get it.
 
     ``path`` is where the file is expected, ``url`` where it can be
-    downloaded (what ``python -m engine data fetch`` uses), ``problem`` one
-    sentence saying what is wrong; all None for an available data set.
+    downloaded (what ``python -m engine data fetch`` uses), ``problem`` a few
+    words saying what is wrong with the file there ("missing", "corrupt ...");
+    all None for an available data set.
     """
 
     available: bool

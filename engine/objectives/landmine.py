@@ -69,8 +69,8 @@ def data_status(data_dir: str | None = None) -> DataStatus:
         check_landmine_file(data_dir)
     except DatasetUnavailable:
         path = landmine_path(data_dir)
-        problem = ("LandmineData.mat is not there" if not path.is_file()
-                   else "the file there does not match the published sha256 (corrupt or a different file)")
+        problem = ("missing" if not path.is_file()
+                   else "corrupt or a different file (its sha256 is not the published one)")
         return DataStatus(False, str(path), LANDMINE_URL, problem)
     return DataStatus(True)
 
