@@ -23,6 +23,7 @@ from ui.fbo_results import CONVERGENCE_ABOUT, PRIVACY_ABOUT, after_run, download
 from ui.live_run import LiveLine, RunStatus, current_run, run_buttons, run_live, show_failure
 from ui.routes import FBO
 from ui.table_build import build_under_way, missing_data, show_build
+from ui.tables import readable
 
 AFTER_BUILD = "fbo_run_after_build"   # the settings whose Run waits for their table to be built
 BUILD_ERROR = "fbo_build_error"
@@ -62,7 +63,7 @@ if config_error is None:
     preview = privacy_preview(variants, plans)
     if preview is not None:
         with st.expander("Privacy before you run", expanded=True):
-            st.dataframe(preview, hide_index=True)
+            st.dataframe(readable(preview), hide_index=True)
     first = variants[0][1]
     data = data_status(first.dataset, first.data_dir)   # before Run: a missing file turns Run off
     if first.dataset == "synthetic":

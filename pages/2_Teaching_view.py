@@ -11,11 +11,11 @@ from engine.validation import ConfigError
 from ui.charts import show
 from ui.errors import ErrorSlots
 from ui.fbo_figures import functions_figure, norms_figure, signal_noise_figure, weights_bar_figure
-from ui.presenter import PRESENT, presenter_toggle, slide_nav
+from ui.presenter import PRESENT, presenter_toggle, presenter_wanted, slide_nav
 from ui.routes import TEACHING
 from ui.state import Param, current_values, init_state, set_state
 
-TEACHING.configure()
+TEACHING.configure(sidebar="collapsed" if presenter_wanted("teach_present") else "auto")
 
 PREFIX = "teach_"
 # A short real DP-FTS-DE run on the paper's synthetic task: enough agents for
@@ -79,7 +79,7 @@ with st.sidebar:
 
 values = current_values(PARAMS, PREFIX)
 
-head = st.columns([5, 1.2], vertical_alignment="center")
+head = st.columns([4, 1.5], vertical_alignment="center")
 head[0].title("Teaching view: one server round of DP-FTS-DE")
 large = presenter_toggle(PREFIX + "present", where=head[1])
 if ignored:

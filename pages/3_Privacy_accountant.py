@@ -16,12 +16,13 @@ from ui.cached import (
 )
 from ui.charts import show
 from ui.errors import ErrorSlots
-from ui.presenter import PRESENT, presenter_toggle, slide_nav
+from ui.presenter import PRESENT, presenter_toggle, presenter_wanted, slide_nav
 from ui.privacy_figures import epsilon_vs_steps_figure
 from ui.routes import ACCOUNTANT
 from ui.state import Param, current_values, seed_controls, set_state
+from ui.tables import readable
 
-ACCOUNTANT.configure()
+ACCOUNTANT.configure(sidebar="collapsed" if presenter_wanted("acc_present") else "auto")
 
 PREFIX = "acc_"
 PARAMS = {
@@ -52,7 +53,7 @@ def load_fig2():
 
 ignored = seed_controls(PARAMS, PREFIX, presets=("fig2",), preset_values=lambda name: FIG2_SETTINGS)
 
-head = st.columns([5, 1.2], vertical_alignment="center")
+head = st.columns([4, 1.5], vertical_alignment="center")
 head[0].title("Privacy accountant")
 large = presenter_toggle(PREFIX + "present", where=head[1])
 # The lesson starts from the paper's Fig. 2 setting on its first screen.
@@ -258,7 +259,7 @@ if shown(4):
     result = st.session_state.get("acc_inverse_result")
     if result:
         st.write(f"**{result['question']}**")
-        st.dataframe(pd.DataFrame(result["rows"]), hide_index=True)
+        st.dataframe(readable(pd.DataFrame(result["rows"])), hide_index=True)
 
 # ---------------------------------------------------------------- the paper's Fig. 2
 if shown(5):

@@ -22,6 +22,7 @@ from ui.live_run import LiveLine, RunStatus, run_live, show_failure
 from ui.routes import TRADEOFF, page_link
 from ui.sweep_figures import frontier_figure, heatmap_figure, settings_table
 from ui.table_build import missing_data
+from ui.tables import readable
 
 TRADEOFF.configure()
 ignored = controls.init()
@@ -185,10 +186,11 @@ def show_results(result: dict) -> None:
                                      "each cell labelled with its privacy loss ε.")
 
     st.markdown("**Settings**")
-    st.dataframe(settings_table(summary, varied, tied), hide_index=True, height=min(36 * (len(summary) + 1) + 3, 640),
-                 column_config={"utility": st.column_config.NumberColumn(metric, format="%.4g"),
-                                "± se": st.column_config.NumberColumn(format="%.2g"),
-                                "privacy loss ε": st.column_config.NumberColumn(format="%.3g")})
+    # A missing number (a reference's ε, a failed setting) shows a dash, never "None".
+    shown = readable(settings_table(summary, varied, tied),
+                     formats={"utility": "{:.4g}", "± se": "{:.2g}", "privacy loss ε": "{:.3g}"})
+    st.dataframe(shown, hide_index=True, height=min(36 * (len(summary) + 1) + 3, 640),
+                 column_config={"utility": st.column_config.Column(metric)})
     d1, d2, _ = st.columns([1, 1, 2.5])
     d1.download_button("Download CSV", table.to_csv(index=False).encode(), file_name="sweep.csv",
                        mime="text/csv", icon=":material/download:", key="sw_download_csv")
@@ -197,7 +199,7 @@ def show_results(result: dict) -> None:
     d2.download_button("Download Parquet", buffer.getvalue(), file_name="sweep.parquet",
                        mime="application/octet-stream", icon=":material/download:", key="sw_download_parquet")
     with st.expander(f"All {len(table)} rows (one per cell x run)"):
-        st.dataframe(table, hide_index=True)
+        st.dataframe(readable(table), hide_index=True)
 
 
 if controls.RESULT_KEY in st.session_state:

@@ -72,3 +72,11 @@ def test_settings_table_and_labels():
     assert reference_label(pd.Series({"setting": "algorithm=fts, fts_variant=concurrent", "algorithm": "fts"})) == "FTS"
     empty = frontier_figure(pd.DataFrame(), [])
     assert len(empty.data) == 0
+
+
+def test_tables_show_a_dash_where_a_value_is_missing():
+    from ui.tables import readable
+
+    table = settings_table(summarise(grid_table()), ["q", "z"])
+    text = readable(table, formats={"privacy loss ε": "{:.3g}"}).to_string()
+    assert "—" in text and "None" not in text and "nan" not in text.lower()

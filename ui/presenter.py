@@ -30,6 +30,13 @@ _STYLE = """<style>
 </style>"""
 
 
+def presenter_wanted(key: str) -> bool:
+    """Whether presenter mode is on, before its toggle is drawn (from the session, else the link)."""
+    if key in st.session_state:
+        return bool(st.session_state[key])
+    return st.query_params.get("present", "").lower() in ("1", "true", "yes", "on")
+
+
 def presenter_toggle(key: str, where=None) -> bool:
     """The "Presenter mode" switch (its state under ``key``); returns whether it is on."""
     on = (where if where is not None else st).toggle(
@@ -61,12 +68,13 @@ def slide_nav(prefix: str, titles: Sequence[str], *, restart: Callable[[], None]
         if restart is not None:
             restart()
 
-    cols = (where if where is not None else st).columns([1.1, 1.1, 1.5, 4.3], vertical_alignment="center")
-    cols[0].button("Previous", icon=":material/arrow_back:", on_click=go_to, args=(-1,), disabled=step == 0,
-                   key=f"{prefix}_prev", width="stretch", shortcut="Left")
-    cols[1].button("Next", icon=":material/arrow_forward:", on_click=go_to, args=(1,), disabled=step == last,
-                   key=f"{prefix}_next", width="stretch", type="primary", shortcut="Right")
-    cols[2].button("Restart the lesson", icon=":material/replay:", on_click=start_over, key=f"{prefix}_restart",
-                   width="stretch", help="Back to the first screen and the lesson's starting settings.")
-    cols[3].progress((step + 1) / len(titles), text=f"Step {step + 1} of {len(titles)}: **{titles[step]}**")
+    container = where if where is not None else st
+    with container.container(horizontal=True, vertical_alignment="center"):
+        st.button("Previous", icon=":material/arrow_back:", on_click=go_to, args=(-1,), disabled=step == 0,
+                  key=f"{prefix}_prev", shortcut="Left")
+        st.button("Next", icon=":material/arrow_forward:", on_click=go_to, args=(1,), disabled=step == last,
+                  key=f"{prefix}_next", type="primary", shortcut="Right")
+        st.button("Restart the lesson", icon=":material/replay:", on_click=start_over, key=f"{prefix}_restart",
+                  help="Back to the first screen and the lesson's starting settings.")
+    container.progress((step + 1) / len(titles), text=f"Step {step + 1} of {len(titles)}: **{titles[step]}**")
     return step

@@ -60,10 +60,14 @@ class Route:
     def exists(self) -> bool:
         return (ROOT / self.path).is_file()
 
-    def configure(self) -> None:
-        """The product's menu, and ``st.set_page_config`` with the page's title (call first on the page)."""
+    def configure(self, *, sidebar: str = "auto") -> None:
+        """The product's menu, and ``st.set_page_config`` with the page's title (call first on the page).
+
+        ``sidebar="collapsed"`` folds the sidebar away (presenter mode).
+        """
         use_the_products_menu()
-        st.set_page_config(page_title=f"{self.title} · {APP_TITLE}", page_icon=FAVICON, layout="wide")
+        st.set_page_config(page_title=f"{self.title} · {APP_TITLE}", page_icon=FAVICON, layout="wide",
+                           initial_sidebar_state=sidebar)
 
 
 FBO = Route("pages/1_Federated_BO.py", "Federated BO", ":material/hub:",

@@ -11,13 +11,13 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from engine.sweep.analysis import grid, series
+from ui.tables import MISSING
 
 ALGORITHM_SHORT = {"ts": "TS", "fts": "FTS", "fts-de": "FTS-DE", "dp-fts": "DP-FTS", "dp-fts-de": "DP-FTS-DE"}
 SERIES_COLOURS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#bcbd22")
 REFERENCE_COLOURS = ("#555555", "#e67e22", "#16a085", "#8e44ad", "#2c3e50")
 FRONT_COLOUR = "#f1c40f"
 TIE_COLOUR = "#9aa3ad"
-MISSING = "—"   # a table cell with nothing to show (a reference has no q), never the word "None"
 
 
 def _fmt(value) -> str:
@@ -93,8 +93,10 @@ def frontier_figure(summary: pd.DataFrame, varied: list[str], *, metric_label: s
             customdata=_cells(front), hovertext=_hover(front, metric_label),
             hoverinfo="text"))
     show_x_error = bool((private["privacy_loss_se"] > 0).any()) if len(private) else False
-    for i, (name, points) in enumerate(series(summary, varied)):
-        points = points[points["utility"].notna()]
+    lines = [(name, points[points["utility"].notna()]) for name, points in series(summary, varied)]
+    for _, points in lines:       # under the points, so a click on a point never lands on a segment
+        _tie_segments(fig, points, tied or set())
+    for i, (name, points) in enumerate(lines):
         if not len(points):
             continue
         colour = SERIES_COLOURS[i % len(SERIES_COLOURS)]
@@ -110,7 +112,6 @@ def frontier_figure(summary: pd.DataFrame, varied: list[str], *, metric_label: s
             textfont=dict(size=11, color=colour),
             customdata=_cells(points), hovertext=_hover(points, metric_label),
             hoverinfo="text"))
-        _tie_segments(fig, points, tied or set())
     references = summary[summary["reference"] & summary["utility"].notna()]
     for j, (_, row) in enumerate(references.iterrows()):
         colour = REFERENCE_COLOURS[j % len(REFERENCE_COLOURS)]
@@ -142,8 +143,7 @@ def _tie_segments(fig: go.Figure, points: pd.DataFrame, tied: set[frozenset]) ->
         fig.add_trace(go.Scatter(
             x=[a.privacy_loss, b.privacy_loss], y=[a.utility, b.utility], mode="lines",
             line=dict(color=TIE_COLOUR, width=7), opacity=0.55, name="within one standard error",
-            legendgroup="ties", showlegend=not shown, hoverinfo="text",
-            hovertext=f"{a.setting} and {b.setting}: difference within one standard error"))
+            legendgroup="ties", showlegend=not shown, hoverinfo="skip"))
 
 
 def heatmap_figure(summary: pd.DataFrame, x: str, y: str, *, metric_label: str = "utility",
@@ -191,5 +191,6 @@ def settings_table(summary: pd.DataFrame, varied: list[str], ties: dict[str, lis
     out["Pareto-optimal"] = summary["pareto"].to_numpy()
     out["reference"] = summary["reference"].to_numpy()
     if ties is not None:
-        out["within 1 s.e. of"] = [", ".join(ties.get(r["setting"], [])) or MISSING for _, r in summary.iterrows()]
+        # Setting labels hold commas ("q=0.25, z=1"): separate them with semicolons.
+        out["within 1 s.e. of"] = ["; ".join(ties.get(r["setting"], [])) or MISSING for _, r in summary.iterrows()]
     return out
