@@ -49,7 +49,7 @@ def open_link(at) -> dict:
 
 
 def test_default_sweep_is_described_and_runs_to_a_frontier_and_heatmap(app):
-    assert "6 settings + 1 reference = 7 cells x 40 runs" in app.caption[0].value
+    assert "6 settings + 1 reference = 7 cells x 60 runs" in app.caption[0].value
     run_tiny(app)
     charts = app.get("plotly_chart")
     assert len(charts) == 2                         # frontier + heatmap (q x z is a full grid)

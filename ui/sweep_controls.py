@@ -33,10 +33,10 @@ CUSTOM = "custom"
 DEFAULT_BASE = dict(algorithm="dp-fts-de", dataset="synthetic", agents=50, iterations=30)
 
 # What a custom sweep of each tool starts from (seconds here). The federated BO default was measured
-# (docs/benchmarks.md, "Trade-off explorer defaults"): at 40 runs every neighbouring pair of this grid is
-# ordered as privacy predicts, and nearly all by more than one standard error of their paired difference;
-# the former q = 0.15, 0.25, 0.5 x z = 1, 1.5 at 3 runs differed by less than its error bars.
-FBO_RUNS = 40
+# (docs/benchmarks.md, "Trade-off explorer defaults"): at 60 runs every neighbouring pair of this grid is
+# ordered as privacy predicts, each by more than two standard errors of its paired difference, over three
+# sweep seeds; the former q = 0.15, 0.25, 0.5 x z = 1, 1.5 at 3 runs differed by less than its error bars.
+FBO_RUNS = 60
 TOOL_DEFAULTS = {
     "fbo": dict(base=format_lines(DEFAULT_BASE), p1="q", v1="0.25, 0.5, 1", p2="z", v2="1, 2", refs=["ts"],
                 runs=FBO_RUNS),
