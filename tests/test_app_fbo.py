@@ -72,6 +72,8 @@ def test_short_run_produces_charts_and_downloads():
     table = pd.read_csv(io.BytesIO(state.cache["csv"]))
     # One row per line x run x agent x iteration.
     assert len(table) == 2 * 2 * 10 * 5
+    # As in a sweep table: "metric" names what is measured, "utility" holds the number (issue 13, item 9).
+    assert set(table["metric"]) == {"simple regret"} and table["utility"].dtype == float
     assert set(table["line"]) == {"TS", "DP-FTS-DE"}
     private = table[table["line"] == "DP-FTS-DE"]
     assert (np.diff(private.groupby("iteration")["epsilon"].first().to_numpy()) > 0).all()
@@ -256,6 +258,9 @@ def test_teaching_view_walks_through_the_steps():
         at.button(key="teach_next").click().run()
         assert not at.exception
     assert seen == list(range(6))
+    # The right axis of step 6 has round ticks of its own (issue 13, item 7).
+    functions = json.loads(at.get("plotly_chart")[0].proto.spec)["layout"]["yaxis2"]
+    assert functions["tickformat"] == ".1f" and functions["tickmode"] == "auto"
     at.button(key="teach_prev").click().run()
     assert at.session_state["teach_step"] == 4
     # The noise step states the formula's value, z * phi_max * S / q.
@@ -264,6 +269,16 @@ def test_teaching_view_walks_through_the_steps():
     at.number_input(key="teach_z").set_value(2.0).run()
     assert float(next(m.value for m in at.metric if m.label.startswith("noise std"))) == pytest.approx(
         2 * noise_std, abs=2e-3)  # shown with 3 decimals
+
+
+def test_teaching_view_says_why_the_weight_bars_have_two_heights():
+    at = AppTest.from_file(TEACH, default_timeout=TIMEOUT)
+    at.session_state["teach_step"] = 3
+    at.run()
+    assert not at.exception
+    [text] = [m.value for m in at.markdown if "two heights" in m.value]
+    # At t = 3 with N = 100, P = 2, q = 0.5: each of the 50 explorers of a sub-region weighs 1/50, so φ/q = 0.04.
+    assert "φ/q = 0.04" in text and "where an agent **started**" in text
 
 
 def test_teaching_view_bad_input_shows_sentence():
