@@ -29,6 +29,7 @@ from ui.fbo_figures import (
 )
 from ui.live_run import LiveRun, RunStatus
 from ui.state import query_dict
+from ui.tables import MISSING
 
 CONVERGENCE_ABOUT = ("How far each line's agents still are from the best value after every iteration (lower is "
                      "better), averaged over agents and runs, with a shaded band of one standard error and TS "
@@ -138,11 +139,11 @@ def summary_table(runs) -> pd.DataFrame:
         last = res.records[-1]
         private = res.config.is_private
         rows.append({"line": label, f"final {res.metric_label}": f"{last.mean:.5f}", "± s.e.": f"{last.stderr:.5f}",
-                     "agents": res.n_agents, "z used": f"{res.z:.4g}" if private else "–",
-                     "δ": f"{res.delta:.3g}" if private else "–",
-                     "final ε": f"{last.epsilon:.3f}" if last.epsilon is not None else "–",
+                     "agents": res.n_agents, "z used": f"{res.z:.4g}" if private else MISSING,
+                     "δ": f"{res.delta:.3g}" if private else MISSING,
+                     "final ε": f"{last.epsilon:.3f}" if last.epsilon is not None else MISSING,
                      "budget reached at": (f"t = {res.budget_reached_at}" if res.budget_reached_at is not None
-                                           else "–"),
+                                           else MISSING),
                      "engine seconds": f"{res.wall_seconds:.2f}"})
     return pd.DataFrame(rows)
 

@@ -23,8 +23,21 @@ def _cell(value, digits: int):
 
 def readable(table: pd.DataFrame, digits: int = 4, formats: dict[str, str] | None = None):
     """``table`` styled for ``st.dataframe``: floats to ``digits`` significant digits (or ``formats[column]``),
-    missing values as a dash; the data underneath stay numbers (sorting, downloads)."""
+    missing values as a dash.
+
+    Streamlit draws a missing number as "None" whatever the style says, so a
+    column with a missing value is shown as text; complete columns stay
+    numbers (they sort as numbers).
+    """
     formats = formats or {}
-    return table.style.format(
-        {column: (lambda v, f=formats.get(column): MISSING if pd.isna(v) else f.format(v)) if column in formats
-         else (lambda v: _cell(v, digits)) for column in table.columns})
+
+    def text(column: str):
+        form = formats.get(column)
+        return (lambda v: MISSING if pd.isna(v) else form.format(v)) if form else (lambda v: _cell(v, digits))
+
+    shown = table.copy()
+    for column in shown.columns:
+        if shown[column].isna().any():
+            shown[column] = shown[column].map(text(column)).astype(str)
+    return shown.style.format({column: text(column) for column in shown.columns
+                               if pd.api.types.is_float_dtype(shown[column])})

@@ -17,6 +17,8 @@ TINY = "algorithm = dp-fts-de\ndataset = synthetic\nagents = 30\niterations = 15
 def test_a_small_sweep_draws_its_frontier(app_url, page):
     query = urlencode({"base": TINY, "runs": 3, "executor": "local", "v1": "0.1, 0.25, 0.5", "v2": "1, 2"})
     page.goto(f"{app_url}/Tradeoff_explorer?{query}")
+    page.get_by_role("button", name="Run sweep").wait_for()
+    page.get_by_text("6 settings + 1 reference").wait_for()
     wait_for_app(page)
     screenshot(page, "tradeoff_explorer_before")
     page.get_by_role("button", name="Run sweep").click()
