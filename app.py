@@ -13,7 +13,7 @@ from pathlib import Path
 import streamlit as st
 
 from engine.fbo.presets import PRESETS
-from ui.routes import ACCOUNTANT, APP_ICON, APP_TITLE, FBO, HOME_ICON, ROUTES, TRADEOFF, page_link, route_of
+from ui.routes import ACCOUNTANT, APP_TITLE, FAVICON, FBO, HOME_ICON, ROUTES, TRADEOFF, page_link, route_of
 
 ROOT = Path(__file__).resolve().parent
 
@@ -35,7 +35,7 @@ ALGORITHMS = [
 
 
 def home() -> None:
-    st.set_page_config(page_title=APP_TITLE, page_icon=APP_ICON, layout="wide")
+    st.set_page_config(page_title=APP_TITLE, page_icon=FAVICON, layout="wide")
     st.title(APP_TITLE)
     st.markdown(
         "#### Choose privacy settings for collaborative optimisation by watching what they cost\n"
@@ -89,6 +89,9 @@ def _page(path: Path) -> st.Page:
     return st.Page(f"pages/{path.name}", title=route.title if route else None, icon=route.icon if route else None)
 
 
+# The tab's icon first: once a page has set one, the menu's material icons are not fetched from a font host
+# to serve as the tab's icon (the app never calls out).
+st.set_page_config(page_title=APP_TITLE, page_icon=FAVICON, layout="wide")
 navigation = st.navigation([st.Page(home, title="Home", icon=HOME_ICON, default=True)]
                            + [_page(path) for path in sorted((ROOT / "pages").glob("*.py"))])
 navigation.run()

@@ -10,16 +10,23 @@ import streamlit as st
 from engine.fbo import Simulation
 from engine.fbo.variants import build_variants
 from engine.limits import check
-from engine.objectives import DatasetUnavailable
+from engine.objectives import DatasetUnavailable, dataset_label
+from engine.objectives.registry import data_status
 from engine.privacy import ACCOUNTANT_LABELS
 from engine.validation import ConfigError
 from ui import fbo_controls as controls
 from ui.cached import cached_objective, cached_plan
+from ui.charts import show
 from ui.errors import ErrorSlots
 from ui.fbo_figures import convergence_figure, convergence_lines, epsilon_lines, privacy_figure
-from ui.fbo_results import after_run, audited, downloads, privacy_preview, status_text
+from ui.fbo_results import CONVERGENCE_ABOUT, PRIVACY_ABOUT, after_run, audited, downloads, privacy_preview, status_text
 from ui.live_run import LiveLine, RunStatus, current_run, run_buttons, run_live, show_failure
 from ui.routes import FBO
+from ui.table_build import build_under_way, missing_data, show_build
+from ui.tables import readable
+
+AFTER_BUILD = "fbo_run_after_build"   # the settings whose Run waits for their table to be built
+BUILD_ERROR = "fbo_build_error"
 
 SCRIPT_START = time.perf_counter()
 FBO.configure()
@@ -51,23 +58,45 @@ except ConfigError as err:
     config_error = err
     slots.show(err)
 
+data = None
 if config_error is None:
     preview = privacy_preview(variants, plans)
     if preview is not None:
         with st.expander("Privacy before you run", expanded=True):
-            st.dataframe(preview, hide_index=True)
+            st.dataframe(readable(preview), hide_index=True)
     first = variants[0][1]
+    data = data_status(first.dataset, first.data_dir)   # before Run: a missing file turns Run off
     if first.dataset == "synthetic":
         # Cheap (a GP draw on 1000 points) and shared: build it now so pressing Run starts computing at once.
         cached_objective(first.dataset, first.agents, first.alpha, first.objective_seed, first.domain)
+unavailable = data is not None and not data.available
 
-run_clicked, (message_col,) = run_buttons("fbo", disabled=config_error is not None)
+run_clicked, (message_col,) = run_buttons("fbo", disabled=config_error is not None or unavailable)
 with message_col:
     slots.fallback()
     if config_error is not None and slots.has(config_error.field):
         st.caption(":material/arrow_back: Run is off until the setting marked on the left is fixed.")
+if unavailable:
+    missing_data(data, dataset_label(first.dataset).split(":")[0])
+if BUILD_ERROR in st.session_state:
+    st.error(st.session_state.pop(BUILD_ERROR), icon=":material/error:")
 status_slot = st.empty()
 progress_slot = st.empty()
+
+# A real task's first run builds its table once, in the background, with its progress here; the run asked for
+# starts when the table is ready (and a visitor who asks while another's build is under way joins it).
+if config_error is None and not unavailable:
+    build = build_under_way(first, start=run_clicked)
+    if build is not None:
+        if run_clicked:
+            st.session_state[AFTER_BUILD] = values
+        with progress_slot:
+            show_build(build, error_key=BUILD_ERROR, then="The run starts by itself when the table is ready."
+                       if st.session_state.get(AFTER_BUILD) == values else "Press Run once it is ready.")
+        run_clicked = False
+    elif st.session_state.get(AFTER_BUILD) == values:
+        del st.session_state[AFTER_BUILD]
+        run_clicked = True
 
 ocols = st.columns([1, 1, 4])
 log_y = ocols[0].toggle("log scale", key="fbo_opt_log", help="Plot the metric on a log axis.")
@@ -83,20 +112,19 @@ def draw_main(run, suffix: str) -> None:
         return
     first = runs[0][1]
     total = first.config.iterations
-    conv_slot.plotly_chart(convergence_figure(convergence_lines(runs), metric_label=first.metric_label,
-                                              log_y=log_y, band=band, total_iterations=total),
-                           key=f"fbochart_conv_{suffix}")
+    show(convergence_figure(convergence_lines(runs), metric_label=first.metric_label, log_y=log_y, band=band,
+                            total_iterations=total), key=f"fbochart_conv_{suffix}", where=conv_slot,
+         about=CONVERGENCE_ABOUT)
     private = [res for _, res in runs if res.config.is_private]
     accountant = ACCOUNTANT_LABELS[private[0].config.accountant] if private else ""
     budget = next((res.config.budget for res in private if res.config.budget is not None), None)
     stops = [(label, res.budget_reached_at) for label, res in runs
              if res.config.is_private and res.budget_reached_at is not None and not res.config.calibrate_z]
     waiting = run.status is RunStatus.RUNNING and not private and any(cfg.is_private for _, cfg in variants)
-    priv_slot.plotly_chart(privacy_figure(epsilon_lines(runs), budget=budget, accountant_label=accountant,
-                                          stops=stops, total_iterations=total,
-                                          **({"empty_text": "ε appears with the first<br>private line's iterations."}
-                                             if waiting else {})),
-                           key=f"fbochart_priv_{suffix}")
+    empty = {"empty_text": "ε appears with the first<br>private line's iterations."} if waiting else {}
+    show(privacy_figure(epsilon_lines(runs), budget=budget, accountant_label=accountant, stops=stops,
+                        total_iterations=total, **empty), key=f"fbochart_priv_{suffix}", where=priv_slot,
+         about=PRIVACY_ABOUT)
 
 
 def simulate(cfg):
@@ -129,10 +157,10 @@ if run_clicked and config_error is None:
 run = current_run(controls.RUN_KEY, run_clicked)
 if run is None:
     # Empty frames before the first run: the browser loads Plotly now, not after Run is pressed.
-    conv_slot.plotly_chart(convergence_figure([], empty_text="Press Run: the curves appear here<br>and grow "
-                                                             "while the simulation runs."), key="fbochart_conv_empty")
-    priv_slot.plotly_chart(privacy_figure([], empty_text="ε after each iteration<br>appears here."),
-                           key="fbochart_priv_empty")
+    show(convergence_figure([], empty_text="Press Run: the curves appear here<br>and grow while the simulation runs."),
+         key="fbochart_conv_empty", where=conv_slot, about=CONVERGENCE_ABOUT)
+    show(privacy_figure([], empty_text="ε after each iteration<br>appears here."), key="fbochart_priv_empty",
+         where=priv_slot, about=PRIVACY_ABOUT)
 elif run.status is RunStatus.FAILED:
     show_failure(run, status_slot)
 else:

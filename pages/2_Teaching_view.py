@@ -5,15 +5,17 @@ from __future__ import annotations
 import numpy as np
 import streamlit as st
 
-from engine.fbo.teaching import server_round, teaching_config
+from engine.fbo.teaching import round_weights, server_round, teaching_config
 from engine.limits import check, fbo_cost
 from engine.validation import ConfigError
+from ui.charts import show
 from ui.errors import ErrorSlots
 from ui.fbo_figures import functions_figure, norms_figure, signal_noise_figure, weights_bar_figure
+from ui.presenter import PRESENT, presenter_toggle, presenter_wanted, slide_nav
 from ui.routes import TEACHING
-from ui.state import Param, current_values, init_state
+from ui.state import Param, current_values, init_state, set_state
 
-TEACHING.configure()
+TEACHING.configure(sidebar="collapsed" if presenter_wanted("teach_present") else "auto")
 
 PREFIX = "teach_"
 # A short real DP-FTS-DE run on the paper's synthetic task: enough agents for
@@ -26,6 +28,7 @@ PARAMS = {
     "z": Param(1.0, float),
     "S": Param(11.0, float),
     "seed": Param(0, int),
+    "present": PRESENT,
 }
 STEPS = ["The agents' vectors", "Subsampling", "Clipping", "Weighted sums per sub-region", "Noise",
          "Back to functions"]
@@ -36,8 +39,9 @@ def cached_round(config):
     return server_round(config)
 
 
-def go_to(delta: int):
-    st.session_state["teach_step"] = int(np.clip(st.session_state.get("teach_step", 0) + delta, 0, len(STEPS) - 1))
+def restart():
+    """The lesson's start: the first step and the default round (presenter mode stays as it is)."""
+    set_state({name: param.default for name, param in PARAMS.items() if name != "present"}, PREFIX)
 
 
 def redraw():
@@ -45,7 +49,6 @@ def redraw():
 
 
 ignored = init_state(PARAMS, PREFIX)
-st.session_state.setdefault("teach_step", 0)
 
 slots = ErrorSlots()
 with st.sidebar:
@@ -76,12 +79,14 @@ with st.sidebar:
 
 values = current_values(PARAMS, PREFIX)
 
-st.title("Teaching view: one server round of DP-FTS-DE")
+head = st.columns([4, 1.5], vertical_alignment="center")
+head[0].title("Teaching view: one server round of DP-FTS-DE")
+large = presenter_toggle(PREFIX + "present", where=head[1])
 if ignored:
     st.warning(f"Ignored link parameter(s) that did not fit: {', '.join(ignored)}.")
 
 try:
-    config = teaching_config(**{name: values[name] for name in PARAMS})
+    config = teaching_config(**{name: values[name] for name in PARAMS if name != "present"})
     check(fbo_cost(config, config.agents))
     with st.spinner("Running a few iterations..."):
         rnd = cached_round(config)
@@ -89,7 +94,6 @@ except ConfigError as err:
     slots.show(err)
     st.stop()
 
-step = st.session_state["teach_step"]
 N = rnd.vectors.shape[0]
 P = rnd.weights.shape[0]
 norms = np.linalg.norm(rnd.vectors, axis=1)
@@ -101,20 +105,16 @@ noise_norm = np.linalg.norm(rnd.noise, axis=1)
 q, z, S = values["q"], values["z"], values["S"]
 phi_max = float(rnd.weights.max())
 
-nav = st.columns([1, 1, 6], vertical_alignment="center")
-nav[0].button("Previous", icon=":material/arrow_back:", on_click=go_to, args=(-1,), disabled=step == 0,
-              key="teach_prev", width="stretch")
-nav[1].button("Next", icon=":material/arrow_forward:", on_click=go_to, args=(1,), disabled=step == len(STEPS) - 1,
-              key="teach_next", width="stretch", type="primary")
-nav[2].progress((step + 1) / len(STEPS), text=f"Step {step + 1} of {len(STEPS)}: **{STEPS[step]}**")
+step = slide_nav("teach", STEPS, restart=restart)
 
-m = st.columns(5)
-m[0].metric("agents", N)
-m[1].metric("picked (q = %g)" % q, n_selected if step >= 1 else "–")
-m[2].metric("clipped", n_clipped if step >= 2 else "–")
-m[3].metric("noise std per coordinate", f"{rnd.noise_std:.3f}" if step >= 4 else "–")
-m[4].metric("noise / signal (length)", f"{np.mean(noise_norm / np.maximum(signal_norm, 1e-12)):.2f}"
-            if step >= 4 else "–")
+if not large:  # presenter mode: one idea per screen, so no running tally
+    m = st.columns(5)
+    m[0].metric("agents", N)
+    m[1].metric("picked (q = %g)" % q, n_selected if step >= 1 else "–")
+    m[2].metric("clipped", n_clipped if step >= 2 else "–")
+    m[3].metric("noise std per coordinate", f"{rnd.noise_std:.3f}" if step >= 4 else "–")
+    m[4].metric("noise / signal (length)", f"{np.mean(noise_norm / np.maximum(signal_norm, 1e-12)):.2f}"
+                if step >= 4 else "–")
 
 text = st.container()
 if step == 0:
@@ -122,40 +122,52 @@ if step == 0:
         f"After its own BO step, every agent samples a vector ωₙ of M = {rnd.vectors.shape[1]} random-feature "
         f"weights from its GP posterior and sends it to the server. Each bar is the length of one agent's vector; "
         f"the colour is the sub-region the agent explored at the start.")
-    st.plotly_chart(norms_figure(norms, threshold=rnd.threshold, assignment=rnd.assignment,
-                                 title="Step 1: length of each agent's vector ω<sub>n</sub>"), key="teach_fig_norms")
+    show(norms_figure(norms, threshold=rnd.threshold, assignment=rnd.assignment,
+                      title="Step 1: length of each agent's vector ω<sub>n</sub>"), key="teach_fig_norms", large=large,
+         about="One bar per agent, as tall as the vector it sends, coloured by the sub-region it explored first, "
+               "with the red dashed line at the clipping bound.")
 elif step == 1:
     text.markdown(
         f"The server keeps each agent independently with probability q = {q:g}: this round it picked "
         f"**{n_selected} of {N}**. An agent that may not even be used is harder to spot in the output, which is why "
         f"subsampling makes each release more private (amplification by subsampling).")
-    st.plotly_chart(norms_figure(norms, threshold=rnd.threshold, selected=rnd.selected,
-                                 title="Step 2: the agents picked this round"), key="teach_fig_selected")
+    show(norms_figure(norms, threshold=rnd.threshold, selected=rnd.selected,
+                      title="Step 2: the agents picked this round"), key="teach_fig_selected", large=large,
+         about="The same bars, blue for the agents the server picked at random this round and grey for the rest.")
 elif step == 2:
     text.markdown(
         f"Every picked vector longer than S/√P = {S:g}/√{P} = **{rnd.threshold:.2f}** is shrunk to that length "
         f"(**{n_clipped}** clipped this round). This caps how far one agent can move the result, so the noise only "
         f"has to hide a known, bounded change.")
-    st.plotly_chart(norms_figure(norms, threshold=rnd.threshold, selected=rnd.selected,
-                                 clipped_norms=clipped_norms, title="Step 3: clipping the picked vectors"),
-                    key="teach_fig_clipped")
+    show(norms_figure(norms, threshold=rnd.threshold, selected=rnd.selected, clipped_norms=clipped_norms,
+                      title="Step 3: clipping the picked vectors"), key="teach_fig_clipped", large=large,
+         about="Each picked vector's length before clipping (red outline) and after (blue), never above the dashed "
+               "line at S/√P.")
 elif step == 3:
     text.markdown(
-        f"For each sub-region i the server adds up the picked vectors with weights φₙ⁽ⁱ⁾/q; at iteration "
-        f"t = {values['t']} agents that explored sub-region i count more in its sum. Dividing by q makes the sum an "
-        f"unbiased estimate of the weighted average over *all* agents, although only {n_selected} took part.")
+        f"For each sub-region i the server adds up the picked vectors with weights φₙ⁽ⁱ⁾/q. Dividing by q makes the "
+        f"sum an unbiased estimate of the weighted average over *all* agents, although only {n_selected} took part.")
+    own, other = round_weights(rnd.weights, rnd.assignment)
+    text.markdown(
+        f"The bars have only two heights because a weight depends only on where an agent **started**, not on how "
+        f"well it did: in its own sub-region an agent counts φ/q = {own / q:.3g}, elsewhere {other / q:.2g}. "
+        f"At t = {values['t']} a sub-region listens almost only to its own explorers; the weights even out until they "
+        "are equal from t = 10 on (try the iteration t on the left).")
     c1, c2 = st.columns(2)
-    with c1:
-        st.plotly_chart(weights_bar_figure(rnd.weights, rnd.selected, q), key="teach_fig_weights")
-    with c2:
-        st.plotly_chart(signal_noise_figure(rnd.signal, rnd.noise, show_noise=False), key="teach_fig_signal")
+    show(weights_bar_figure(rnd.weights, rnd.selected, q), key="teach_fig_weights", where=c1, large=large,
+         about="For every picked agent, how much its vector counts in each sub-region's sum (one colour per "
+               "sub-region).")
+    show(signal_noise_figure(rnd.signal, rnd.noise, show_noise=False), key="teach_fig_signal", where=c2,
+         large=large, about="The weighted sum of each sub-region, coordinate by coordinate, before any noise.")
 elif step == 4:
     text.markdown(
         f"Gaussian noise with standard deviation z·φ_max·S/q = {z:g} × {phi_max:.4f} × {S:g} / {q:g} = "
         f"**{rnd.noise_std:.3f}** is added to every coordinate: enough to hide the largest change one agent "
         f"could cause. Here the noise vector is {np.mean(noise_norm / np.maximum(signal_norm, 1e-12)):.1f} times as "
         f"long as the signal; more agents (smaller φ_max), a larger q or a smaller z shrink that ratio.")
-    st.plotly_chart(signal_noise_figure(rnd.signal, rnd.noise, show_noise=True), key="teach_fig_noise")
+    show(signal_noise_figure(rnd.signal, rnd.noise, show_noise=True), key="teach_fig_noise", large=large,
+         about="Each sub-region's sum before the noise (line and dots) and after it (crosses): the crosses are what "
+               "the agents receive.")
     st.caption(" · ".join(f"sub-region {i + 1}: ‖signal‖ = {signal_norm[i]:.2f}, ‖noise‖ = {noise_norm[i]:.2f}"
                           for i in range(P)))
 else:
@@ -164,13 +176,16 @@ else:
         "sub-region i's vector inside sub-region i (thick lines; dotted: the same without noise). With probability "
         "1 − p_t an agent queries the maximiser of this piecewise function (the star) instead of the maximiser of its "
         "own GP sample.")
-    st.plotly_chart(functions_figure(rnd.x, rnd.clean_f, rnd.noisy_f, rnd.bounds, truth=rnd.truth),
-                    key="teach_fig_functions")
+    show(functions_figure(rnd.x, rnd.clean_f, rnd.noisy_f, rnd.bounds, truth=rnd.truth), key="teach_fig_functions",
+         large=large, about="The received vectors turned back into functions over x (thick inside their own "
+                            "sub-region, dotted without noise), the objective in black on the right axis, and the "
+                            "star where an agent that follows the server queries next.")
 
-with st.expander("Where this is in the paper"):
-    st.markdown(
-        "DP-FTS-DE paper, Algorithm 1 (central server): line 6 picks the subset S_t, line 9 clips to S/√P, line 10 "
-        "adds φₙ⁽ⁱ⁾/q · ω̂ₙ per sub-region, line 11 adds N(0, (z φ_max S/q)² I), line 12 broadcasts. "
-        "Algorithm 2 (agent), line 8: with probability 1 − p_t the agent queries the x that maximises φ(x)ᵀω⁽ⁱ⁾, "
-        "i being the sub-region of x. The privacy loss of the release is accounted on the "
-        "Privacy accountant page.")
+if not large:  # presenter mode keeps to the one idea on screen
+    with st.expander("Where this is in the paper"):
+        st.markdown(
+            "DP-FTS-DE paper, Algorithm 1 (central server): line 6 picks the subset S_t, line 9 clips to S/√P, line 10 "
+            "adds φₙ⁽ⁱ⁾/q · ω̂ₙ per sub-region, line 11 adds N(0, (z φ_max S/q)² I), line 12 broadcasts. "
+            "Algorithm 2 (agent), line 8: with probability 1 − p_t the agent queries the x that maximises φ(x)ᵀω⁽ⁱ⁾, "
+            "i being the sub-region of x. The privacy loss of the release is accounted on the "
+            "Privacy accountant page.")

@@ -14,12 +14,15 @@ from ui.cached import (
     cached_epsilon,
     cached_epsilon_curve,
 )
+from ui.charts import show
 from ui.errors import ErrorSlots
+from ui.presenter import PRESENT, presenter_toggle, presenter_wanted, slide_nav
 from ui.privacy_figures import epsilon_vs_steps_figure
 from ui.routes import ACCOUNTANT
 from ui.state import Param, current_values, seed_controls, set_state
+from ui.tables import readable
 
-ACCOUNTANT.configure()
+ACCOUNTANT.configure(sidebar="collapsed" if presenter_wanted("acc_present") else "auto")
 
 PREFIX = "acc_"
 PARAMS = {
@@ -30,6 +33,7 @@ PARAMS = {
     "delta_mode": Param("paper", str, ("paper", "manual")),
     "delta": Param(1e-5, float),
     "sampling": Param("poisson", str, SAMPLING),
+    "present": PRESENT,
 }
 # DP-FTS-DE paper, Fig. 2 (c, d): N = 200, delta = 200^-1.1, T = 40, moments accountant.
 PAPER_FIG2 = [
@@ -38,6 +42,9 @@ PAPER_FIG2 = [
 ]
 FIG2_SETTINGS = dict(q=0.25, z=1.0, steps=40, agents=200, delta_mode="paper", sampling="poisson")
 SOLVE_LABELS = {"z": "noise multiplier z", "q": "sampling probability q", "steps": "number of releases T"}
+# Presenter mode shows one of these at a time; the page without it shows them all, in this order.
+SLIDES = ["What is released", "ε under three accountants", "ε grows with every release", "Why three numbers?",
+          "Inverse questions", "The paper's numbers, recomputed"]
 
 
 def load_fig2():
@@ -46,18 +53,34 @@ def load_fig2():
 
 ignored = seed_controls(PARAMS, PREFIX, presets=("fig2",), preset_values=lambda name: FIG2_SETTINGS)
 
-st.title("Privacy accountant")
-st.write(
-    "Every private federated BO run releases, at each iteration, a noisy average of a random subset of the "
-    "agents' vectors: the **subsampled Gaussian mechanism**. Each agent takes part with probability **q**, the "
-    "noise has standard deviation **z** times the largest contribution one agent can make, and the server "
-    "releases **T** times. Here you see what privacy loss ε (at a failure probability δ) that costs, "
-    "according to three accountants.")
+head = st.columns([4, 1.5], vertical_alignment="center")
+head[0].title("Privacy accountant")
+large = presenter_toggle(PREFIX + "present", where=head[1])
+# The lesson starts from the paper's Fig. 2 setting on its first screen.
+slide = slide_nav("acc", SLIDES, restart=load_fig2) if large else None
+
+
+def shown(index: int) -> bool:
+    """Whether screen ``index`` is on the page: always, or in presenter mode when it is the current one."""
+    return slide is None or slide == index
+
+
+if shown(0):
+    st.write(
+        "Every private federated BO run releases, at each iteration, a noisy average of a random subset of the "
+        "agents' vectors: the **subsampled Gaussian mechanism**. Each agent takes part with probability **q**, the "
+        "noise has standard deviation **z** times the largest contribution one agent can make, and the server "
+        "releases **T** times. Here you see what privacy loss ε (at a failure probability δ) that costs, "
+        "according to three accountants.")
 if ignored:
     st.warning(f"Ignored link parameter(s) that did not parse: {', '.join(ignored)}.")
 
 slots = ErrorSlots()
-cols = st.columns([1, 1, 1, 1.4, 1.1])
+# In presenter mode the knobs wait in the sidebar, so the screen keeps to one idea.
+knobs = st.sidebar if large else st.container()
+if large:
+    knobs.header("The knobs")
+cols = [knobs] * 5 if large else knobs.columns([1, 1, 1, 1.4, 1.1])
 with cols[0]:
     st.number_input("sampling probability q", key=PREFIX + "q", step=0.05, format="%.3f",
                     help="Share of agents the server picks per iteration. Larger q: more privacy loss, "
@@ -95,9 +118,10 @@ with cols[4]:
              help="Poisson sampling is the paper's Algorithm 1; fixed-size sampling (paper footnote 14) "
                   "is analysed under replace-one neighbours, so its ε is larger.")
     slots.under("sampling")
-st.button("Load the paper's Fig. 2 setting (q = 0.25, z = 1, T = 40, N = 200)", on_click=load_fig2,
-          icon=":material/article:")
-slots.fallback()
+knobs.button("Load the paper's Fig. 2 setting (q = 0.25, z = 1, T = 40, N = 200)", on_click=load_fig2,
+             icon=":material/article:")
+with knobs:
+    slots.fallback()
 
 values = current_values(PARAMS, PREFIX)
 
@@ -123,8 +147,11 @@ except ConfigError as err:
     st.stop()
 
 common = dict(sampling=setting["sampling"], n_agents=setting["n_agents"])
-if setting["sampling"] == "fixed":
+if setting["sampling"] == "fixed" and shown(0):
     st.caption(f"Fixed-size sampling: {fixed_sample_size(setting['q'], setting['n_agents'])} agents per release.")
+if large:
+    st.caption(f"q = {setting['q']:g}, z = {setting['z']:g}, T = {setting['steps']} releases, "
+               f"δ = {setting['delta']:.3g} ({setting['sampling']} sampling); change them on the left.")
 
 # ---------------------------------------------------------------- epsilon, three ways
 with st.spinner("Accounting (PLD takes a second the first time)..."):
@@ -137,7 +164,7 @@ with st.spinner("Accounting (PLD takes a second the first time)..."):
             eps[acc] = (cached_epsilon(setting["q"], setting["z"], setting["steps"], setting["delta"], acc, **common)
                         if acc == "pld" else float(curves[acc][-1]))
 
-metric_cols = st.columns(3)
+metric_cols = st.columns(3) if shown(1) else []
 for col, acc in zip(metric_cols, ACCOUNTANTS):
     with col:
         if acc in eps:
@@ -149,97 +176,103 @@ for col, acc in zip(metric_cols, ACCOUNTANTS):
             st.metric(f"ε · {ACCOUNTANT_LABELS[acc]}", "n/a",
                       help="dp_accounting's PLD accountant does not support fixed-size sampling.")
 
-left, right = st.columns([3, 2])
-with left:
-    st.plotly_chart(epsilon_vs_steps_figure(curves, delta=setting["delta"], marks=eps), key="acc_curve")
-with right:
-    st.subheader("Why three numbers for one mechanism?")
-    st.markdown(
-        "All three bound the privacy loss of *the same* noisy releases; they differ only in how tightly they "
-        "add up T releases and turn the total into (ε, δ).\n\n"
-        "- **Moments accountant (paper).** Tracks the Rényi divergence at whole-number orders 2..63 and "
-        "converts with the classic formula ε = RDP(α) + log(1/δ)/(α − 1). This is what the DP-FTS-DE paper "
-        "reports, and it is the loosest.\n"
-        "- **RDP.** The same Rényi bound at more orders, with a sharper conversion to (ε, δ): a smaller ε for "
-        "the same run.\n"
-        "- **PLD.** Follows the whole distribution of the privacy loss and composes it numerically. It is "
-        "nearly exact (rounded up, never down), so it gives the smallest ε.\n\n"
-        "So compare ε values only when they come from the same accountant, and quote the accountant with "
-        "the number.")
+left, right = st.columns([3, 2]) if slide is None else (st.container(), st.container())
+if shown(2):
+    show(epsilon_vs_steps_figure(curves, delta=setting["delta"], marks=eps), key="acc_curve", where=left, large=large,
+         about="Privacy loss ε after each release, one line per accountant, with the value after the last release "
+               "marked at the right end.")
+if shown(3):
+    with right:
+        st.subheader("Why three numbers for one mechanism?")
+        st.markdown(
+            "All three bound the privacy loss of *the same* noisy releases; they differ only in how tightly they "
+            "add up T releases and turn the total into (ε, δ).\n\n"
+            "- **Moments accountant (paper).** Tracks the Rényi divergence at whole-number orders 2..63 and "
+            "converts with the classic formula ε = RDP(α) + log(1/δ)/(α − 1). This is what the DP-FTS-DE paper "
+            "reports, and it is the loosest.\n"
+            "- **RDP.** The same Rényi bound at more orders, with a sharper conversion to (ε, δ): a smaller ε for "
+            "the same run.\n"
+            "- **PLD.** Follows the whole distribution of the privacy loss and composes it numerically. It is "
+            "nearly exact (rounded up, never down), so it gives the smallest ε.\n\n"
+            "So compare ε values only when they come from the same accountant, and quote the accountant with "
+            "the number.")
+
 
 # ---------------------------------------------------------------- inverse questions
-st.header("Inverse questions")
-st.write("Fix a target ε and solve for the one knob you want to choose; the other knobs keep the values above.")
-with st.form("acc_inverse"):
-    fcols = st.columns([1.3, 1, 2])
-    with fcols[0]:
-        solve = st.radio("solve for", list(SOLVE_LABELS), format_func=SOLVE_LABELS.get, key="acc_solve",
-                         help="z: the least noise; q: the largest sampling probability; T: the most releases "
-                              "that keep ε at or below the target.")
-    with fcols[1]:
-        target = st.number_input("target ε", value=5.0, step=0.5, format="%.2f", key="acc_target",
-                                 help="The privacy budget ε* you want to end the run at.")
-        target_slot = st.empty()
-    with fcols[2]:
-        chosen = st.multiselect("accountants", ACCOUNTANTS, default=list(ACCOUNTANTS), key="acc_solve_with",
-                                format_func={"ma": "moments (paper)", "rdp": "RDP", "pld": "PLD"}.get,
-                                help="Calibration with RDP and PLD takes a few seconds; results are cached.")
-    submitted = st.form_submit_button("Solve", type="primary", icon=":material/calculate:", key="acc_solve_go")
+if shown(4):
+    st.header("Inverse questions")
+    st.write("Fix a target ε and solve for the one knob you want to choose; the other knobs keep the values above.")
+    with st.form("acc_inverse"):
+        fcols = st.columns([1.3, 1, 2])
+        with fcols[0]:
+            solve = st.radio("solve for", list(SOLVE_LABELS), format_func=SOLVE_LABELS.get, key="acc_solve",
+                             help="z: the least noise; q: the largest sampling probability; T: the most releases "
+                                  "that keep ε at or below the target.")
+        with fcols[1]:
+            target = st.number_input("target ε", value=5.0, step=0.5, format="%.2f", key="acc_target",
+                                     help="The privacy budget ε* you want to end the run at.")
+            target_slot = st.empty()
+        with fcols[2]:
+            chosen = st.multiselect("accountants", ACCOUNTANTS, default=list(ACCOUNTANTS), key="acc_solve_with",
+                                    format_func={"ma": "moments (paper)", "rdp": "RDP", "pld": "PLD"}.get,
+                                    help="Calibration with RDP and PLD takes a few seconds; results are cached.")
+        submitted = st.form_submit_button("Solve", type="primary", icon=":material/calculate:", key="acc_solve_go")
 
-if submitted:
-    try:
-        target = check_positive("target_epsilon", target, name="target epsilon")
-    except ConfigError as err:
-        target_slot.error(str(err), icon=":material/error:")
-    else:
-        rows = []
-        with st.spinner("Calibrating (a few seconds for RDP and PLD the first time)..."):
-            for acc in chosen:
-                if not supports(acc, setting["sampling"]):
-                    rows.append({"accountant": ACCOUNTANT_LABELS[acc], "answer": "n/a (no fixed-size sampling)"})
-                    continue
-                try:
-                    if solve == "z":
-                        answer = cached_calibrate_z(target, setting["q"], setting["steps"], setting["delta"], acc,
-                                                    **common)
-                        check = cached_epsilon(setting["q"], answer, setting["steps"], setting["delta"], acc,
-                                               **common)
-                        text = f"z = {answer:.4f}"
-                    elif solve == "q":
-                        answer = cached_calibrate_q(target, setting["z"], setting["steps"], setting["delta"], acc,
-                                                    **common)
-                        check = cached_epsilon(answer, setting["z"], setting["steps"], setting["delta"], acc,
-                                               **common)
-                        text = f"q = {answer:.4f}"
-                    else:
-                        answer = cached_calibrate_steps(target, setting["q"], setting["z"], setting["delta"], acc,
+    if submitted:
+        try:
+            target = check_positive("target_epsilon", target, name="target epsilon")
+        except ConfigError as err:
+            target_slot.error(str(err), icon=":material/error:")
+        else:
+            rows = []
+            with st.spinner("Calibrating (a few seconds for RDP and PLD the first time)..."):
+                for acc in chosen:
+                    if not supports(acc, setting["sampling"]):
+                        rows.append({"accountant": ACCOUNTANT_LABELS[acc], "answer": "n/a (no fixed-size sampling)"})
+                        continue
+                    try:
+                        if solve == "z":
+                            answer = cached_calibrate_z(target, setting["q"], setting["steps"], setting["delta"], acc,
                                                         **common)
-                        check = (cached_epsilon(setting["q"], setting["z"], answer, setting["delta"], acc, **common)
-                                 if answer else 0.0)
-                        text = f"T = {answer}" if answer else "not even one release fits"
-                    rows.append({"accountant": ACCOUNTANT_LABELS[acc], "answer": text,
-                                 "ε reached": round(float(check), 4)})
-                except ConfigError as err:
-                    rows.append({"accountant": ACCOUNTANT_LABELS[acc], "answer": str(err)})
-        st.session_state["acc_inverse_result"] = dict(
-            rows=rows, question=f"{SOLVE_LABELS[solve]} for ε = {target:g} (δ = {setting['delta']:.3g})")
+                            check = cached_epsilon(setting["q"], answer, setting["steps"], setting["delta"], acc,
+                                                   **common)
+                            text = f"z = {answer:.4f}"
+                        elif solve == "q":
+                            answer = cached_calibrate_q(target, setting["z"], setting["steps"], setting["delta"], acc,
+                                                        **common)
+                            check = cached_epsilon(answer, setting["z"], setting["steps"], setting["delta"], acc,
+                                                   **common)
+                            text = f"q = {answer:.4f}"
+                        else:
+                            answer = cached_calibrate_steps(target, setting["q"], setting["z"], setting["delta"], acc,
+                                                            **common)
+                            check = (cached_epsilon(setting["q"], setting["z"], answer, setting["delta"], acc, **common)
+                                     if answer else 0.0)
+                            text = f"T = {answer}" if answer else "not even one release fits"
+                        rows.append({"accountant": ACCOUNTANT_LABELS[acc], "answer": text,
+                                     "ε reached": round(float(check), 4)})
+                    except ConfigError as err:
+                        rows.append({"accountant": ACCOUNTANT_LABELS[acc], "answer": str(err)})
+            st.session_state["acc_inverse_result"] = dict(
+                rows=rows, question=f"{SOLVE_LABELS[solve]} for ε = {target:g} (δ = {setting['delta']:.3g})")
 
-result = st.session_state.get("acc_inverse_result")
-if result:
-    st.write(f"**{result['question']}**")
-    st.dataframe(pd.DataFrame(result["rows"]), hide_index=True)
+    result = st.session_state.get("acc_inverse_result")
+    if result:
+        st.write(f"**{result['question']}**")
+        st.dataframe(readable(pd.DataFrame(result["rows"])), hide_index=True)
 
 # ---------------------------------------------------------------- the paper's Fig. 2
-st.header("The paper's Fig. 2 numbers, recomputed")
-st.write("DP-FTS-DE paper, Fig. 2c-d: N = 200 agents, δ = 200^-1.1, T = 40 releases, Poisson sampling. "
-         "The paper used the moments accountant; our moments accountant should match it to two decimals, and "
-         "the tighter accountants give smaller ε for the same runs.")
-paper_delta = default_delta(200)
-with st.spinner("Accounting the paper's settings..."):
-    table = []
-    for row in PAPER_FIG2:
-        entry = {"q": row["q"], "z": row["z"], "paper (moments accountant)": row["paper"]}
-        for acc in ACCOUNTANTS:
-            entry[f"ours: {ACCOUNTANT_LABELS[acc]}"] = cached_epsilon(row["q"], row["z"], 40, paper_delta, acc)
-        table.append(entry)
-st.table(pd.DataFrame(table).style.format(precision=2).hide(axis="index"))
+if shown(5):
+    st.header("The paper's Fig. 2 numbers, recomputed")
+    st.write("DP-FTS-DE paper, Fig. 2c-d: N = 200 agents, δ = 200^-1.1, T = 40 releases, Poisson sampling. "
+             "The paper used the moments accountant; our moments accountant should match it to two decimals, and "
+             "the tighter accountants give smaller ε for the same runs.")
+    paper_delta = default_delta(200)
+    with st.spinner("Accounting the paper's settings..."):
+        table = []
+        for row in PAPER_FIG2:
+            entry = {"q": row["q"], "z": row["z"], "paper (moments accountant)": row["paper"]}
+            for acc in ACCOUNTANTS:
+                entry[f"ours: {ACCOUNTANT_LABELS[acc]}"] = cached_epsilon(row["q"], row["z"], 40, paper_delta, acc)
+            table.append(entry)
+    st.table(pd.DataFrame(table).style.format(precision=2).hide(axis="index"))

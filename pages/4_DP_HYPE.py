@@ -17,6 +17,7 @@ from engine.validation import ConfigError
 from ui import hype_controls as controls
 from ui.audit_panel import vote_panel
 from ui.cached import cached_grid, cached_noise, cached_table
+from ui.charts import empty_state, show
 from ui.errors import ErrorSlots
 from ui.hype_figures import (
     accuracy_figure,
@@ -74,6 +75,7 @@ with message_col:
     slots.fallback()
 status_slot = st.empty()
 progress_slot = st.empty()
+empty_slot = st.empty()
 top = st.columns(2)
 clean_slot, noisy_slot = top[0].empty(), top[1].empty()
 winners_slot = st.empty()
@@ -81,21 +83,27 @@ summary_slot = st.empty()
 
 
 def draw_empty() -> None:
-    """Empty frames before the first run (the browser loads Plotly now, not after Run)."""
-    clean_slot.plotly_chart(clean_votes_figure(None, None), key="hype_clean_empty")
-    noisy_slot.plotly_chart(noisy_votes_figure(None, None, None), key="hype_noisy_empty")
-    winners_slot.plotly_chart(winners_figure(None, None), key="hype_winners_empty")
+    """Before the first run: what will appear, not charts with meaningless axes."""
+    empty_state("**Nothing has been voted yet.** Press **Run**: the vote repeats with fresh noise and three charts "
+                "grow here: how many clients put each candidate in their top k (good candidates green), the noisy "
+                "sum the server sees with its winner starred, and how often each candidate has won so far.",
+                where=empty_slot)
 
 
 def draw(result, suffix: str) -> None:
     labels = result.labels
-    clean_slot.plotly_chart(clean_votes_figure(result.clean_votes, result.good, labels=labels,
-                                               title="Clean votes per candidate (last repetition)"),
-                            key=f"hype_clean_{suffix}")
-    noisy_slot.plotly_chart(noisy_votes_figure(result.noisy_votes, result.good, result.winner, labels=labels,
-                                               noise_std=result.noise_std), key=f"hype_noisy_{suffix}")
-    winners_slot.plotly_chart(winners_figure(result.winner_counts, result.good, result.repetitions, labels=labels,
-                                             total=result.config.repetitions), key=f"hype_winners_{suffix}")
+    show(clean_votes_figure(result.clean_votes, result.good, labels=labels,
+                            title="Clean votes per candidate (last repetition)"), key=f"hype_clean_{suffix}",
+         where=clean_slot, about="For each candidate hyperparameter, how many clients put it among their k best "
+                                 "before any noise; green bars are the truly good candidates.")
+    show(noisy_votes_figure(result.noisy_votes, result.good, result.winner, labels=labels,
+                            noise_std=result.noise_std), key=f"hype_noisy_{suffix}", where=noisy_slot,
+         about="The same vote counts after every client's noise is added, which is all the server sees, with a "
+               "star on the candidate it picks.")
+    show(winners_figure(result.winner_counts, result.good, result.repetitions, labels=labels,
+                        total=result.config.repetitions), key=f"hype_winners_{suffix}", where=winners_slot,
+         about="How many of the repetitions so far each candidate has won: mostly green bars mean the private "
+               "vote usually finds a good candidate.")
 
 
 def draw_summary(result) -> None:
@@ -196,12 +204,15 @@ with st.spinner("Repeating the vote for every point..."):
         x, x_label, mark = ks, f"votes per client k (ε = {noise_eps:.3g} fixed)", shown.k
         success, ci, bound = grid.success_rate[0, :, 0], grid.success_ci()[0, :, 0], grid.bound[0, :, 0]
 cols = st.columns(2) if shown.mode == "data" and curve_kind == "epsilon" else [st.container()]
-cols[0].plotly_chart(success_curve_figure(x, success, ci, bound, x_label=x_label, log_x=True, mark=mark),
-                     key="hype_success_chart")
+show(success_curve_figure(x, success, ci, bound, x_label=x_label, log_x=True, mark=mark), key="hype_success_chart",
+     where=cols[0], about="How often the vote picks a good candidate (blue, with its 95 % interval) as the setting "
+                          "changes, above the lower bound Theorem V.1 guarantees (orange).")
 if shown.mode == "data" and curve_kind == "epsilon":
     opt, rand = mean_interval(grid.opt), mean_interval(grid.randguess)
-    cols[1].plotly_chart(accuracy_figure(epsilons, grid.accuracy_interval()[0], opt[0], rand[0], opt_ci=opt[1:],
-                                         randguess_ci=rand[1:]), key="hype_accuracy")
+    show(accuracy_figure(epsilons, grid.accuracy_interval()[0], opt[0], rand[0], opt_ci=opt[1:],
+                         randguess_ci=rand[1:]), key="hype_accuracy", where=cols[1],
+         about="Test accuracy of the candidate the private vote picks at each ε, between the best candidate (OPT) "
+               "and a random pick (RANDGUESS).")
 
 if shown.mode == "simulation" and values["fig2a"]:
     st.subheader("Paper Fig. 2a")
@@ -209,8 +220,9 @@ if shown.mode == "simulation" and values["fig2a"]:
     ks_2a = tuple(k for k in FIG2A_KS if k <= shown.p)
     with st.spinner("Computing the Fig. 2a grid (a few seconds)..."):
         grid2a = cached_grid(fig2a_fields, ks_2a, FIG2A_EPSILONS, FIG2A_SIGMA_LOSSES)
-    st.plotly_chart(fig2a_figure(FIG2A_SIGMA_LOSSES, ks_2a, FIG2A_EPSILONS, grid2a.success_rate, grid2a.bound),
-                    key="hype_fig2a_chart")
+    show(fig2a_figure(FIG2A_SIGMA_LOSSES, ks_2a, FIG2A_EPSILONS, grid2a.success_rate, grid2a.bound),
+         key="hype_fig2a_chart", about="The paper's Fig. 2a recomputed: success probability against how much the "
+                                       "clients disagree (σ_loss), one line per k, for two privacy budgets.")
     st.caption(f"n = {shown.clients}, p = {shown.p}, |H_good| = {shown.good}, δ = {shown.delta:g}, "
                f"{grid2a.repetitions:,} repetitions per point. Larger k helps once σ_loss makes clients disagree; "
                "k = p makes every candidate tie and the winner a random guess.")

@@ -17,6 +17,7 @@ from engine.pogpucb.variants import label, paper_value
 from engine.validation import ConfigError
 from ui import pogpucb_controls as controls
 from ui.cached import cached_task
+from ui.charts import empty_state, show
 from ui.errors import ErrorSlots
 from ui.fbo_figures import Line
 from ui.live_run import LiveLine, RunStatus, current_run, run_buttons, run_live, show_failure
@@ -93,8 +94,12 @@ if variants:
     samples = [(label(cfg), ratios) for (_, cfg), ratios in zip(variants, preview.ratios)]
     bounds = [(f"C' = {s.distortion_bound:.3g}", s.distortion_bound) for s in preview.summaries if not s.preserves]
     ccols = st.columns(2)
-    ccols[0].plotly_chart(omega_figure(preview.r_grid, curves, s0.sigma_min, selected=marks), key="po_omega")
-    ccols[1].plotly_chart(distortion_figure(samples, bounds=bounds[:3]), key="po_distortion")
+    show(omega_figure(preview.r_grid, curves, s0.sigma_min, selected=marks), key="po_omega", where=ccols[0],
+         about="The noise threshold ω for each projection size r, against the data's smallest singular value (dashed): "
+               "below the dashed line the data are released as they are, above it they are first lifted.")
+    show(distortion_figure(samples, bounds=bounds[:3]), key="po_distortion", where=ccols[1],
+         about="How much the release stretches or shrinks squared distances between random pairs of points "
+               "(1 means unchanged), one histogram per setting.")
 
     shown = 0
     if len(variants) > 1:
@@ -104,10 +109,10 @@ if variants:
                                                 format_func=lambda i: label(variants[i][1]))
     rel = preview.releases[shown]
     rows = np.random.default_rng(0).choice(task.n, size=min(2500, task.n), replace=False)
-    st.plotly_chart(release_figure(rel.X_centred[rows, :2], rel.Z[rows, :2], task.f[rows],
-                                   input_names=task.input_names[:2],
-                                   released_label=f"r = {rel.r}" + (", lifted" if rel.branch == "lift" else "")),
-                    key="po_release")
+    show(release_figure(rel.X_centred[rows, :2], rel.Z[rows, :2], task.f[rows], input_names=task.input_names[:2],
+                        released_label=f"r = {rel.r}" + (", lifted" if rel.branch == "lift" else "")),
+         key="po_release", about="The curator's own inputs (left) beside the projected copy the modeler receives "
+                                 "(right), each point coloured by its value of f.")
     st.caption("Each run draws its own M; these panels show run 1's. Larger r concentrates the distance ratio "
                "|z − z'|² / |x − x'|² around 1 (Lemma 1); lifting the singular values stretches distances by up "
                "to C' (Theorem 2).")
@@ -135,8 +140,10 @@ def regret_lines(run) -> list[Line]:
 def draw(run, suffix: str) -> None:
     runs = run.shown()
     total = runs[0][1].config.iterations if runs else None
-    chart_slot.plotly_chart(regret_figure(regret_lines(run), total_iterations=total, log_y=log_y),
-                            key=f"po_regret_{suffix}")
+    show(regret_figure(regret_lines(run), total_iterations=total, log_y=log_y), key=f"po_regret_{suffix}",
+         where=chart_slot, about="How far the best point found so far is from the true best (lower is better), "
+                                 "averaged over runs with a band of one standard error, the non-private GP-UCB "
+                                 "dashed.")
 
 
 def progress(latest, counts) -> tuple[float, str]:
@@ -157,7 +164,9 @@ run = current_run(controls.RUN_KEY, run_clicked)
 if run is not None and run.status is RunStatus.FAILED:
     show_failure(run, st)
 if run is None or not run.shown():
-    chart_slot.plotly_chart(regret_figure([]), key="po_regret_empty")
+    empty_state("**No run yet.** Press **Run**: the simple-regret curves of PO-GP-UCB on the released copy grow "
+                "here run by run, next to non-private GP-UCB on the original inputs, and a table compares the final "
+                "regret with the paper's.", where=chart_slot)
 else:
     draw(run, "final")
     if run.values != values:
@@ -167,15 +176,18 @@ else:
     T = run.shown()[0][1].config.iterations
     rows, baseline_rows = [], []
     for name, res in run.shown():
+        paper = paper_value(res.config)
         rows.append({"setting": name, "branch": "σ_min ≥ ω" if res.summary.preserves else "σ_min < ω (lifted)",
                      "runs": res.runs_done, f"S_{T} mean": res.curve[-1], "± s.e.": res.curve_stderr[-1],
-                     "paper S_50": paper_value(res.config)})
+                     "paper S_50": "—" if paper is None else f"{paper:.3f}"})
         if res.baseline_regrets is not None:
-            baseline_rows.append({"setting": "GP-UCB on X (non-private)", "branch": "", "runs": res.runs_done,
+            baseline_rows.append({"setting": "GP-UCB on X (non-private)", "branch": "—", "runs": res.runs_done,
                                   f"S_{T} mean": res.baseline_curve[-1], "± s.e.": res.baseline_stderr[-1],
-                                  "paper S_50": None})
-    table = pd.DataFrame(rows + baseline_rows).dropna(axis=1, how="all")
-    numbers = [c for c in table.columns if c not in ("setting", "branch", "runs")]
+                                  "paper S_50": "—"})
+    table = pd.DataFrame(rows + baseline_rows)
+    if (table["paper S_50"] == "—").all():   # no setting the paper reports: no column of dashes
+        table = table.drop(columns="paper S_50")
+    numbers = [c for c in table.columns if c not in ("setting", "branch", "runs", "paper S_50")]
     st.dataframe(table, hide_index=True,
                  column_config={c: st.column_config.NumberColumn(format="%.4f") for c in numbers})
     if run.seconds is not None:

@@ -9,15 +9,20 @@ import pandas as pd
 import streamlit as st
 
 from engine.limits import check
+from engine.objectives import dataset_label
+from engine.objectives.registry import data_status
 from engine.paths import cache_dir
 from engine.sweep import SweepSummary, get_adapter, iter_sweep, read_table, spec_cost, summarise, varied_parameters
-from engine.sweep.analysis import is_full_grid, lower_is_better, setting_params
+from engine.sweep.analysis import is_full_grid, lower_is_better, pair_differences, setting_params, ties
 from engine.validation import ConfigError
 from ui import sweep_controls as controls
+from ui.charts import show
 from ui.errors import ErrorSlots
 from ui.live_run import LiveLine, RunStatus, run_live, show_failure
 from ui.routes import TRADEOFF, page_link
 from ui.sweep_figures import frontier_figure, heatmap_figure, settings_table
+from ui.table_build import missing_data
+from ui.tables import readable
 
 TRADEOFF.configure()
 ignored = controls.init()
@@ -52,19 +57,24 @@ with build_tab:
     except ConfigError as err:
         slots.show(err)
         spec = None
+    dataset = cells[0].params.get("dataset") if spec is not None and spec.tool == "fbo" and cells else None
+    data = data_status(dataset) if dataset else None
+    if data is not None and not data.available:
+        missing_data(data, dataset_label(dataset).split(":")[0])
     if spec is not None:
         settings = len({(c.role, c.setting) for c in cells if c.role == "setting"})
         refs = len({c.setting for c in cells if c.role == "reference"})
         st.caption(f"{settings} settings" + (f" + {refs} reference{'s' if refs > 1 else ''}" if refs else "")
                    + f" = {len(cells)} cells x {spec.runs} runs = {len(cells) * spec.runs} table rows. "
                    "Finished cells are kept on disk: running the same sweep again only runs what is missing.")
-    run_clicked = st.button("Run sweep", type="primary", icon=":material/play_arrow:", disabled=spec is None,
-                            key="sw_run")
+    run_clicked = st.button("Run sweep", type="primary", icon=":material/play_arrow:", key="sw_run",
+                            disabled=spec is None or (data is not None and not data.available))
     run_errors = ErrorSlots()
     run_errors.fallback()
     bar = st.empty()
     if run_clicked and spec is not None:
         out = cache_dir() / "sweeps" / f"{spec.tool}-{spec.key()}.parquet"
+        saved_at = controls.saved_at(out)   # cells an earlier session finished are reused: say so with the results
         scheduler = (values["scheduler"].strip() or None) if executor == "dask" else None
         bar.progress(0.0, text="Starting the sweep ...")
         sweep = LiveLine("sweep", lambda: iter_sweep(spec, out, executor=executor, workers=workers,
@@ -79,9 +89,10 @@ with build_tab:
             summary = run.results[0]
             bar.progress(1.0, text=f"Done: {summary.cells} cells, {summary.rows} rows in {summary.seconds:.1f} s"
                          + (f" ({summary.cells_reused} cells from an earlier run)" if summary.cells_reused else ""))
-            st.session_state[controls.RESULT_KEY] = dict(table=summary.table,
-                                                         label=spec.describe(get_adapter(spec.tool).label),
-                                                         source="run", failures=summary.failed)
+            st.session_state[controls.RESULT_KEY] = dict(
+                table=summary.table, label=spec.describe(get_adapter(spec.tool).label), source="run",
+                failures=summary.failed, dataset=dataset,
+                reused=(summary.cells_reused, summary.cells, saved_at) if summary.cells_reused else None)
 
 # ---------------------------------------------------------------- open a saved table
 with upload_tab:
@@ -97,7 +108,7 @@ with upload_tab:
             failures = table.loc[table["error"].notna(), ["setting", "error"]].drop_duplicates() \
                 if "error" in table else pd.DataFrame()
             st.session_state[controls.RESULT_KEY] = dict(
-                table=table, label=f"Uploaded table {upload.name}", source="upload",
+                table=table, label=f"Uploaded table {upload.name}", source="upload", dataset=None,
                 failures=[dict(setting=s, error=e) for s, e in failures.to_numpy()])
 
 
@@ -123,11 +134,18 @@ def show_results(result: dict) -> None:
     m[3].metric("compute time", f"{table['wall_seconds'].sum():.1f} s" if "wall_seconds" in table else "-")
     for failure in result.get("failures") or []:
         st.warning(f"Cell {failure.get('setting')}: {failure.get('error')}", icon=":material/warning:")
+    for note in controls.provenance(result):
+        st.info(note, icon=":material/history:")
+    tied = ties(pair_differences(table))
 
     st.markdown("**Privacy loss against utility** — one point per setting (mean over runs, bars: one standard "
-                "error); ringed gold: Pareto-optimal settings; dashed lines: non-private references.")
-    event = st.plotly_chart(frontier_figure(summary, varied, metric_label=metric, lower_is_better=lower),
-                            key="sw_frontier", on_select="rerun", selection_mode="points")
+                "error); ringed gold: Pareto-optimal settings; dashed lines: non-private references; thick grey: "
+                "neighbours within one standard error of each other, which these runs cannot order.")
+    pairs = {frozenset((a, b)) for a, others in tied.items() for b in others}
+    event = show(frontier_figure(summary, varied, metric_label=metric, lower_is_better=lower, tied=pairs),
+                 key="sw_frontier", on_select="rerun", selection_mode="points",
+                 about="Each point is one setting: how much privacy it spends (ε, left is more private) against "
+                       "the utility its runs reached, so the best trade-offs lie towards the better corner.")
     try:
         points = list(event.selection.points)
     except AttributeError:   # no selection support (e.g. under AppTest)
@@ -163,14 +181,16 @@ def show_results(result: dict) -> None:
                       query_params=query)
 
     if len(varied) == 2 and is_full_grid(summary[~summary["reference"]], varied):
-        st.plotly_chart(heatmap_figure(summary, varied[0], varied[1], metric_label=metric, lower_is_better=lower),
-                        key="sw_heatmap")
+        show(heatmap_figure(summary, varied[0], varied[1], metric_label=metric, lower_is_better=lower),
+             key="sw_heatmap", about=f"The mean utility of every combination of {varied[0]} and {varied[1]}, "
+                                     "each cell labelled with its privacy loss ε.")
 
     st.markdown("**Settings**")
-    st.dataframe(settings_table(summary, varied), hide_index=True, height=min(36 * (len(summary) + 1) + 3, 640),
-                 column_config={"utility": st.column_config.NumberColumn(metric, format="%.4g"),
-                                "± se": st.column_config.NumberColumn(format="%.2g"),
-                                "privacy loss ε": st.column_config.NumberColumn(format="%.3g")})
+    # A missing number (a reference's ε, a failed setting) shows a dash, never "None".
+    shown = readable(settings_table(summary, varied, tied),
+                     formats={"utility": "{:.4g}", "± se": "{:.2g}", "privacy loss ε": "{:.3g}"})
+    st.dataframe(shown, hide_index=True, height=min(36 * (len(summary) + 1) + 3, 640),
+                 column_config={"utility": st.column_config.Column(metric)})
     d1, d2, _ = st.columns([1, 1, 2.5])
     d1.download_button("Download CSV", table.to_csv(index=False).encode(), file_name="sweep.csv",
                        mime="text/csv", icon=":material/download:", key="sw_download_csv")
@@ -179,7 +199,7 @@ def show_results(result: dict) -> None:
     d2.download_button("Download Parquet", buffer.getvalue(), file_name="sweep.parquet",
                        mime="application/octet-stream", icon=":material/download:", key="sw_download_parquet")
     with st.expander(f"All {len(table)} rows (one per cell x run)"):
-        st.dataframe(table, hide_index=True)
+        st.dataframe(readable(table), hide_index=True)
 
 
 if controls.RESULT_KEY in st.session_state:

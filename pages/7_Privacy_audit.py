@@ -14,6 +14,7 @@ from engine.validation import ConfigError
 from ui import audit_controls as controls
 from ui.audit_figures import epsilon_figure, roc_figure, scores_figure
 from ui.audit_panel import audit_line, canary_note, progress_of
+from ui.charts import show
 from ui.errors import ErrorSlots
 from ui.live_run import RunStatus, current_run, run_buttons, run_live, show_failure
 from ui.routes import AUDIT
@@ -108,21 +109,23 @@ m[4].metric("trials", f"{result.trials:,}", help=f"Half with the canary in, half
 left, right = st.columns(2)
 with left:
     log_y = st.toggle("log counts", value=True, key="audit_opt_log", help="The strongest tests sit in a tail.")
-    st.plotly_chart(scores_figure(result, log_y=log_y), key="auditchart_scores")
-    st.caption("Each trial runs the real mechanism once, with the canary in (orange) or out (blue), and the "
-               "attacker turns the output into one score, how much likelier it is under “in” than “out”. The "
-               "attacker says “in” right of the dashed threshold: the more orange than blue lands there, the "
-               "more the output gives the canary away.")
+    show(scores_figure(result, log_y=log_y), key="auditchart_scores",
+         about="How many trials gave each attack score (how much likelier the output is with the canary than "
+               "without), with the canary in (orange) and out (blue), each trial one run of the real mechanism.")
+    st.caption("**What to notice:** the attacker says “in” right of the dashed threshold; the more orange than "
+               "blue lands there, the more the output gives the canary away.")
 with right:
-    st.plotly_chart(roc_figure(result), key="auditchart_roc")
-    st.caption("Every threshold gives one point: how often the attack says “in” when the canary is in (TPR) "
-               "against when it is out (FPR), on trials it did not use to choose the threshold. If the claimed "
-               "ε holds, no attack rises above the grey dashed curve; a broken mechanism crosses it, usually at "
-               "small FPR, which is why both axes are logarithmic.")
+    show(roc_figure(result), key="auditchart_roc",
+         about="Every threshold gives one point: how often the attack says “in” when the canary is in (TPR) "
+               "against when it is out (FPR), on trials not used to choose the threshold.")
+    st.caption("**What to notice:** if the claimed ε holds, no attack rises above the grey dashed curve; a broken "
+               "mechanism crosses it, usually at small FPR, which is why both axes are logarithmic.")
 
 left, right = st.columns([3, 2])
 with left:
-    st.plotly_chart(epsilon_figure(result), key="auditchart_epsilon")
+    show(epsilon_figure(result), key="auditchart_epsilon",
+         about="The ε the accountant claims (grey) beside the smallest ε the attack's error rates prove with 95 % "
+               "confidence (its whisker reaches the point estimate).")
 with right:
     st.markdown("**Reading the bars**")
     st.caption("The grey bar is the ε the accountant claims; the audited bar is the smallest ε that the attack's "

@@ -1,27 +1,26 @@
-"""Shared test settings: where the landmine data lives, and a cache per test session."""
+"""Shared test settings: the landmine data where the engine looks for it, and a cache per test session.
+
+The tests resolve the data directory exactly as the dashboard and the CLI do
+(:func:`engine.paths.data_dir`: ``DPBO_DATA_DIR``, else ``data/``), so a
+checkout where the tests find the landmine file is one where the app finds
+it too. ``.ci/run`` points ``DPBO_DATA_DIR`` at ``../shared/datasets``.
+"""
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
 
+from engine.paths import data_dir as resolve_data_dir
+
 ROOT = Path(__file__).resolve().parents[1]
-SHARED_DATA = ROOT.parent / "shared" / "datasets"
-
-
-def pytest_configure(config):
-    # Tests read the landmine file from ../shared/datasets unless told otherwise,
-    # and never write into the project's own cache folder.
-    if "DPBO_DATA_DIR" not in os.environ and SHARED_DATA.is_dir():
-        os.environ["DPBO_DATA_DIR"] = str(SHARED_DATA)
 
 
 @pytest.fixture(scope="session")
 def data_dir() -> Path:
     """The data directory holding landmine/LandmineData.mat; skips when it is absent."""
-    path = Path(os.environ.get("DPBO_DATA_DIR", SHARED_DATA))
+    path = resolve_data_dir()
     if not (path / "landmine" / "LandmineData.mat").is_file():
         pytest.skip(f"LandmineData.mat not found under {path}/landmine (set DPBO_DATA_DIR)")
     return path

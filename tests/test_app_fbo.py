@@ -72,6 +72,8 @@ def test_short_run_produces_charts_and_downloads():
     table = pd.read_csv(io.BytesIO(state.cache["csv"]))
     # One row per line x run x agent x iteration.
     assert len(table) == 2 * 2 * 10 * 5
+    # As in a sweep table: "metric" names what is measured, "utility" holds the number (issue 13, item 9).
+    assert set(table["metric"]) == {"simple regret"} and table["utility"].dtype == float
     assert set(table["line"]) == {"TS", "DP-FTS-DE"}
     private = table[table["line"] == "DP-FTS-DE"]
     assert (np.diff(private.groupby("iteration")["epsilon"].first().to_numpy()) > 0).all()
@@ -167,16 +169,22 @@ def test_failing_run_shows_a_message_and_leaves_the_page_usable(monkeypatch):
     assert done(run_state(at)) and not at.error
 
 
-def test_unavailable_dataset_shows_where_to_put_it(monkeypatch, tmp_path):
+def test_unavailable_dataset_turns_run_off_and_says_where_the_file_goes(monkeypatch, tmp_path):
+    # Issue 13, item 2: checked before Run, said in the main area in one or two lines, the preview kept.
     monkeypatch.setenv("DPBO_DATA_DIR", str(tmp_path))  # an empty data folder: no LandmineData.mat
     at = small_page()
-    at.selectbox(key="fbo_dataset").set_value("landmine").run()
-    at.button(key="fbo_run").click().run()
-    assert not at.exception
-    assert len(at.error) == 1
-    assert "unavailable" in at.error[0].value and "LandmineData.mat" in at.error[0].value
-    assert run_state(at) is None
     assert not at.button(key="fbo_run").disabled
+    at.selectbox(key="fbo_dataset").set_value("landmine").run()
+    assert not at.exception and not at.error
+    assert at.button(key="fbo_run").disabled
+    [warning] = [w.value for w in at.main.warning]
+    assert str(tmp_path / "landmine" / "LandmineData.mat") in warning
+    assert "http://www.ee.duke.edu/~lcarin/LandmineData.zip" in warning   # what `data fetch` downloads
+    assert not at.sidebar.warning and not at.sidebar.error
+    # The privacy preview stays: ε needs no data (29 fields: δ = 29^-1.1).
+    assert any("ε after T" in col for df in at.dataframe for col in df.value.columns)
+    assert at.number_input(key="fbo_agents_fixed").value == 29 and at.number_input(key="fbo_agents_fixed").disabled
+    assert run_state(at) is None
 
 
 def test_query_params_reproduce_the_configuration():
@@ -250,6 +258,9 @@ def test_teaching_view_walks_through_the_steps():
         at.button(key="teach_next").click().run()
         assert not at.exception
     assert seen == list(range(6))
+    # The right axis of step 6 has round ticks of its own (issue 13, item 7).
+    functions = json.loads(at.get("plotly_chart")[0].proto.spec)["layout"]["yaxis2"]
+    assert functions["tickformat"] == ".1f" and functions["tickmode"] == "auto"
     at.button(key="teach_prev").click().run()
     assert at.session_state["teach_step"] == 4
     # The noise step states the formula's value, z * phi_max * S / q.
@@ -258,6 +269,16 @@ def test_teaching_view_walks_through_the_steps():
     at.number_input(key="teach_z").set_value(2.0).run()
     assert float(next(m.value for m in at.metric if m.label.startswith("noise std"))) == pytest.approx(
         2 * noise_std, abs=2e-3)  # shown with 3 decimals
+
+
+def test_teaching_view_says_why_the_weight_bars_have_two_heights():
+    at = AppTest.from_file(TEACH, default_timeout=TIMEOUT)
+    at.session_state["teach_step"] = 3
+    at.run()
+    assert not at.exception
+    [text] = [m.value for m in at.markdown if "two heights" in m.value]
+    # At t = 3 with N = 100, P = 2, q = 0.5: each of the 50 explorers of a sub-region weighs 1/50, so φ/q = 0.04.
+    assert "φ/q = 0.04" in text and "where an agent **started**" in text
 
 
 def test_teaching_view_bad_input_shows_sentence():

@@ -29,7 +29,9 @@ def test_defaults_show_the_calibrated_noise_and_empty_histograms(page):
     assert not page.exception and not page.error
     assert float(metric(page, "σ on the sum")) == pytest.approx(calibrate_sigma(0.25, 1e-5, 5), rel=5e-3)
     assert metric(page, "ε of one vote") == "0.25"
-    assert len(page.get("plotly_chart")) == 3
+    # Before a run: a sentence saying what will appear, not charts with meaningless axes (issue 13, item 7).
+    assert len(page.get("plotly_chart")) == 0
+    assert any("Nothing has been voted yet" in m.value and "Run" in m.value for m in page.markdown)
     assert not any(m.label == "good candidate chosen" for m in page.metric)
 
 

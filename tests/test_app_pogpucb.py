@@ -25,7 +25,8 @@ def test_page_shows_the_curators_branch_without_running(app):
     assert metrics["largest admissible r"] == "11"
     assert float(metrics["σ_min of the centred inputs"].replace(",", "")) == pytest.approx(1030.9, abs=0.1)
     assert any("σ_min ≥ ω" in s.value for s in app.success)
-    assert len(app.get("plotly_chart")) >= 4  # omega, distortion, release scatter, empty regret frame
+    assert len(app.get("plotly_chart")) == 3  # omega, distortion, release scatter
+    assert any("No run yet" in m.value for m in app.markdown)  # the regret chart's empty state says what comes
     assert not app.dataframe
 
 

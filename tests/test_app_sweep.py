@@ -49,7 +49,7 @@ def open_link(at) -> dict:
 
 
 def test_default_sweep_is_described_and_runs_to_a_frontier_and_heatmap(app):
-    assert "6 settings + 1 reference = 7 cells x 3 runs" in app.caption[0].value
+    assert "6 settings + 1 reference = 7 cells x 60 runs" in app.caption[0].value
     run_tiny(app)
     charts = app.get("plotly_chart")
     assert len(charts) == 2                         # frontier + heatmap (q x z is a full grid)
@@ -57,12 +57,13 @@ def test_default_sweep_is_described_and_runs_to_a_frontier_and_heatmap(app):
     assert metrics["settings"] == "6" and metrics["rows (cell x run)"] == "14" and metrics["failed cells"] == "0"
     table = app.dataframe[0].value
     assert len(table) == 7 and table["reference"].sum() == 1 and table["Pareto-optimal"].any()
-    assert set(table.loc[~table["reference"], "q"]) == {0.15, 0.25, 0.5}
+    assert set(table.loc[~table["reference"], "q"]) == {"0.25", "0.5", "1"}
+    assert (table.loc[table["reference"], ["q", "z"]] == "—").all().all()   # a dash, not "None"
     # The link opens the chosen setting (by default the best Pareto-optimal one) on the federated BO page.
     front = table[table["Pareto-optimal"]]
     best = front.loc[front["utility"].idxmin()]
     params = open_link(app)
-    assert float(params.get("q", 0.25)) == best["q"] and float(params.get("z", 1.0)) == best["z"]
+    assert float(params.get("q", 0.25)) == float(best["q"]) and float(params.get("z", 1.0)) == float(best["z"])
     assert params["agents"] == "20" and params["iterations"] == "8"
     assert [b.label for b in app.get("download_button")] == ["Download CSV", "Download Parquet"]
 
@@ -70,10 +71,10 @@ def test_default_sweep_is_described_and_runs_to_a_frontier_and_heatmap(app):
 def test_choosing_another_setting_changes_the_link(app):
     run_tiny(app, runs=1)
     box = next(s for s in app.selectbox if s.label.startswith("setting to open"))
-    target = next(i for i, label in enumerate(box.options) if label.startswith("q=0.5, z=1.5"))  # shown labels
+    target = next(i for i, label in enumerate(box.options) if label.startswith("q=0.5, z=2"))  # shown labels
     box.set_value(target).run()
     params = open_link(app)
-    assert params["q"] == "0.5" and params["z"] == "1.5"
+    assert params["q"] == "0.5" and params["z"] == "2"
 
 
 def test_bad_values_show_a_sentence_and_run_nothing(app):
@@ -93,10 +94,31 @@ def test_the_landmine_preset_loads_fig3a_and_says_when_the_data_is_missing(app, 
     assert app.radio(key="sw_combine").value == "one-at-a-time"
     assert app.multiselect(key="sw_refs").value == ["ts", "fts", "fts-de"]
     assert "9 settings + 3 references = 12 cells x 10 runs" in app.caption[0].value
-    app.radio(key="sw_executor").set_value("local").run()
-    app.button(key="sw_run").click().run()
-    assert any("LandmineData.mat" in e for e in errors(app)), errors(app)
+    # Checked before Run (issue 13, item 2): Run is off and the main area says where the file goes.
+    assert app.button(key="sw_run").disabled
+    assert any(str(tmp_path / "no-data" / "landmine" / "LandmineData.mat") in w.value for w in app.warning)
+    assert not errors(app)
     assert not any(c.type == "plotly_chart" for c in app.get("plotly_chart"))
+
+
+def test_a_rerun_says_which_cells_come_from_an_earlier_session(app):
+    # Issue 13, item 9: results read back from disk are labelled as such.
+    run_tiny(app, runs=1)
+    assert not any("were not run now" in i.value for i in app.info)
+    fresh = AppTest.from_file(PAGE, default_timeout=180)
+    fresh.run()
+    run_tiny(fresh, runs=1)
+    [note] = [i.value for i in fresh.info if "were not run now" in i.value]
+    assert note.startswith("7 of 7 cells") and "earlier session saved on" in note
+
+
+def test_results_of_a_data_set_that_is_gone_say_so(monkeypatch, tmp_path):
+    from ui.sweep_controls import provenance
+
+    monkeypatch.setenv("DPBO_DATA_DIR", str(tmp_path))
+    notes = provenance(dict(dataset="landmine", reused=None))
+    assert len(notes) == 1 and "no longer available" in notes[0]
+    assert provenance(dict(dataset="synthetic", reused=None)) == []
 
 
 def test_a_saved_table_can_be_opened_again(app):

@@ -103,6 +103,9 @@ def test_agent_metric_and_heatmap(tiny_results):
     # Grouped by sub-region: agents 0, 2, 4 first.
     assert list(heat.y[:3]) == ["agent 0", "agent 2", "agent 4"]
     np.testing.assert_allclose(np.asarray(heat.z)[0], metric[0])
+    assert list(fig.layout.yaxis.ticktext) == list(heat.y)     # every agent named
+    many = agent_heatmap(np.ones((200, 4)), iterations)
+    assert 20 <= len(many.layout.yaxis.ticktext) <= 30 and many.layout.yaxis.ticktext[0] == "agent 0"
 
 
 def test_weight_share_goes_from_own_explorers_to_uniform():

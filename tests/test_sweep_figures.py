@@ -66,7 +66,17 @@ def test_settings_table_and_labels():
     summary = summarise(grid_table())
     table = settings_table(summary, ["q", "z"])
     assert table["setting"].tolist()[-2:] == ["TS", "FTS-DE"]
-    assert table.loc[table["reference"], "q"].isna().all()     # references do not use the swept values
+    # References do not use the swept values: a dash in the table, never the word "None".
+    assert (table.loc[table["reference"], "q"] == "—").all()
+    assert "None" not in table.astype(str).to_numpy().ravel().tolist()
     assert reference_label(pd.Series({"setting": "algorithm=fts, fts_variant=concurrent", "algorithm": "fts"})) == "FTS"
     empty = frontier_figure(pd.DataFrame(), [])
     assert len(empty.data) == 0
+
+
+def test_tables_show_a_dash_where_a_value_is_missing():
+    from ui.tables import readable
+
+    table = settings_table(summarise(grid_table()), ["q", "z"])
+    text = readable(table, formats={"privacy loss ε": "{:.3g}"}).to_string()
+    assert "—" in text and "None" not in text and "nan" not in text.lower()

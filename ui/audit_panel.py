@@ -21,6 +21,7 @@ from engine.validation import ConfigError
 from ui.audit_controls import describe, link_params
 from ui.audit_figures import epsilon_figure
 from ui.cached import cached_audit
+from ui.charts import show
 from ui.errors import ErrorSlots
 from ui.live_run import LiveLine, LiveRun, Progress, RunStatus, in_background, run_live, show_failure
 from ui.routes import AUDIT, page_link
@@ -113,7 +114,9 @@ def audit_panel(key: str, config: ServerAudit | VoteAudit, what: str) -> None:
             result = run.results[0]
             title = (f"Audited: {what}<br><sup>{result.trials:,} trials in {result.wall_seconds:.1f} s; "
                      f"δ = {result.delta:.3g}</sup>")
-            st.plotly_chart(epsilon_figure(result, title=title, height=230), key=f"{key}_figure")
+            show(epsilon_figure(result, title=title, height=230), key=f"{key}_figure",
+                 about="The ε this run claims (grey) beside the lower bound an attack on the same mechanism code "
+                       "proves with 95 % confidence.")
             st.caption(" ".join(filter(None, [result.verdict, canary_note(result)])))
             page_link(AUDIT, "See the attack on the Privacy audit page", icon=AUDIT.icon,
                       query_params=link_params(config))

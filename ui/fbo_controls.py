@@ -26,6 +26,7 @@ from engine.fbo.variants import (
 )
 from engine.limits import HostLimits
 from engine.objectives import DATASETS, dataset_label
+from engine.objectives.registry import default_agents
 from engine.privacy import ACCOUNTANT_LABELS, ACCOUNTANTS, SAMPLING
 from ui.errors import ErrorSlots
 from ui.live_run import LiveRun
@@ -119,11 +120,17 @@ def sidebar(slots: ErrorSlots) -> None:
                  help="What the agents optimise. Synthetic is instant; real tasks build a table of validation "
                       "scores once (cached). " + "; ".join(dataset_label(name) for name in DATASETS) + ".")
     slots.under("dataset")
-    fixed_agents = st.session_state[_key("dataset")] in FIXED_AGENT_DATASETS
+    dataset = st.session_state[_key("dataset")]
+    fixed_agents = dataset in FIXED_AGENT_DATASETS
     # Paired controls share one error slot under their row, so a sentence gets the sidebar's full width.
     c1, c2 = st.columns(2)
-    c1.number_input("agents N", key=_key("agents"), step=10, disabled=fixed_agents,
-                    help="More agents: more information to share and a smaller δ = 1/N^1.1, but a slower run.")
+    if fixed_agents:
+        # The task's own number (29 landmine fields), not the value the control held for another task.
+        c1.number_input("agents N", value=default_agents(dataset), disabled=True, key=_key("agents_fixed"),
+                        help="This task has its own agents: one per landmine field.")
+    else:
+        c1.number_input("agents N", key=_key("agents"), step=10,
+                        help="More agents: more information to share and a smaller δ = 1/N^1.1, but a slower run.")
     c2.number_input("iterations T", key=_key("iterations"), step=5,
                     help="BO iterations after the initial points; each one is a server release, so privacy loss "
                          "grows with T.")

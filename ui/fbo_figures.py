@@ -226,7 +226,11 @@ def agent_heatmap(metric: np.ndarray, iterations: np.ndarray, *, metric_label: s
     style(fig, hovermode="x unified",
           title=title or f"{metric_label.capitalize()} by agent and iteration (mean over runs)",
           x="iteration t", y="agent", height=max(320, min(720, 12 * metric.shape[0] + 120)), legend=False)
-    fig.update_yaxes(showticklabels=metric.shape[0] <= 40, autorange="reversed")
+    # Every agent labelled up to 30 rows, then every k-th (in the rows' grouped order), so a row can be named.
+    labels = [f"agent {a}" for a in agents]
+    step = max(1, -(-len(labels) // 30))
+    fig.update_yaxes(autorange="reversed", tickmode="array", tickvals=labels[::step], ticktext=labels[::step],
+                     tickfont=dict(size=10))
     fig.update_layout(hovermode="closest")
     return fig
 
@@ -359,7 +363,9 @@ def functions_figure(x: np.ndarray, clean: np.ndarray, noisy: np.ndarray | None,
     if truth is not None:
         fig.add_trace(go.Scatter(x=x, y=truth, mode="lines", name="objective, mean over agents (right axis)",
                                  line=dict(color="black", width=1), yaxis="y2", opacity=0.7))
-        fig.update_layout(yaxis2=dict(overlaying="y", side="right", title="objective", showgrid=False))
+        # Round, evenly spaced ticks of its own (not synchronised with the left axis's grid).
+        fig.update_layout(yaxis2=dict(overlaying="y", side="right", title="objective", showgrid=False,
+                                      tickmode="auto", nticks=6, tickformat=".1f", zeroline=False))
     return fig
 
 

@@ -19,6 +19,7 @@ from engine.fbo.plan import RunPlan
 from engine.validation import ConfigError
 from ui.audit_panel import audit_panel, server_audit
 from ui.cached import cached_plan
+from ui.charts import show
 from ui.fbo_figures import (
     agent_heatmap,
     agent_metric,
@@ -31,6 +32,13 @@ from ui.fbo_figures import (
 )
 from ui.live_run import LiveRun, RunStatus
 from ui.state import query_dict
+from ui.tables import MISSING
+
+CONVERGENCE_ABOUT = ("How far each line's agents still are from the best value after every iteration (lower is "
+                     "better), averaged over agents and runs, with a shaded band of one standard error and TS "
+                     "dashed as the baseline.")
+PRIVACY_ABOUT = ("The privacy loss ε each private line has spent after every iteration; it only grows, and a "
+                 "budget line marks where the server stops releasing.")
 
 
 def privacy_preview(variants: Sequence[tuple[str, FboConfig]], plans: Sequence[RunPlan]) -> pd.DataFrame | None:
@@ -100,8 +108,10 @@ def after_run(runs: list[tuple[str, object]]) -> None:
         res = dict(runs)[choice]
         iterations, metric = agent_metric(res)
         assignment = (np.arange(res.n_agents) % res.config.n_subregions) if res.config.n_subregions > 1 else None
-        st.plotly_chart(agent_heatmap(metric, iterations, metric_label=res.metric_label, assignment=assignment,
-                                      log_color=log_color), key="fbochart_heatmap")
+        show(agent_heatmap(metric, iterations, metric_label=res.metric_label, assignment=assignment,
+                           log_color=log_color), key="fbochart_heatmap",
+             about="One row per agent and one column per iteration, coloured by how far that agent still is from "
+                   "its best value (yellow: close), agents grouped by the sub-region they explored first.")
     with tabs[3]:
         st.dataframe(summary_table(runs), hide_index=True)
 
@@ -115,15 +125,16 @@ def _clipping(runs) -> None:
     with c1:
         if clipped:
             S_values = {res.config.S for _, res in runs if res.config.is_private}
-            st.plotly_chart(clipped_figure(clipped, S=S_values.pop() if len(S_values) == 1 else None),
-                            key="fbochart_clipped")
+            show(clipped_figure(clipped, S=S_values.pop() if len(S_values) == 1 else None), key="fbochart_clipped",
+                 about="The share of the vectors the server picked that were longer than the bound and got shrunk, "
+                       "iteration by iteration.")
         else:
             st.info("Only private algorithms clip (FTS-DE averages every vector as it is).")
     with c2:
         expected = [(label, res.n_agents * res.config.q) for label, res in runs if res.config.is_private]
         one = len({round(v, 6) for _, v in expected}) == 1
-        st.plotly_chart(selected_figure(selected, expected=expected[:1] if one else expected),
-                        key="fbochart_selected")
+        show(selected_figure(selected, expected=expected[:1] if one else expected), key="fbochart_selected",
+             about="How many agents the server picked in each round (mean over runs), next to the N q it expects.")
 
 
 def _weights(runs) -> None:
@@ -139,9 +150,9 @@ def _weights(runs) -> None:
     res = dict(with_weights)[choice]
     iterations, weights = weight_history(res)
     assignment = np.arange(res.n_agents) % res.config.n_subregions
-    st.plotly_chart(weights_figure(iterations, weights, assignment), key="fbochart_weights")
-    st.caption("Early on each sub-region's average leans on the agents that explored it at "
-               "initialisation; the temperature schedule then makes the weights uniform.")
+    show(weights_figure(iterations, weights, assignment), key="fbochart_weights",
+         about="The share of each sub-region's average that comes from the agents that explored it first: high "
+               "early on, then falling to the uniform share as the temperature schedule evens the weights out.")
 
 
 def summary_table(runs) -> pd.DataFrame:
@@ -150,11 +161,11 @@ def summary_table(runs) -> pd.DataFrame:
         last = res.records[-1]
         private = res.config.is_private
         rows.append({"line": label, f"final {res.metric_label}": f"{last.mean:.5f}", "± s.e.": f"{last.stderr:.5f}",
-                     "agents": res.n_agents, "z used": f"{res.z:.4g}" if private else "–",
-                     "δ": f"{res.delta:.3g}" if private else "–",
-                     "final ε": f"{last.epsilon:.3f}" if last.epsilon is not None else "–",
+                     "agents": res.n_agents, "z used": f"{res.z:.4g}" if private else MISSING,
+                     "δ": f"{res.delta:.3g}" if private else MISSING,
+                     "final ε": f"{last.epsilon:.3f}" if last.epsilon is not None else MISSING,
                      "budget reached at": (f"t = {res.budget_reached_at}" if res.budget_reached_at is not None
-                                           else "–"),
+                                           else MISSING),
                      "engine seconds": f"{res.wall_seconds:.2f}"})
     return pd.DataFrame(rows)
 

@@ -4,7 +4,8 @@
 with :meth:`Route.configure`, and links between pages go through
 :func:`page_link`, so a page's file name, title or icon is written once.
 Streamlit derives a page's URL from its file name (``pages/1_Federated_BO.py``
-is ``/Federated_BO``); :attr:`Route.url_path` says which.
+is ``/Federated_BO``); :attr:`Route.url_path` says which. The README's tour
+of the pages follows :data:`ROUTES` too (``tests/test_docs.py`` checks it).
 """
 
 from __future__ import annotations
@@ -20,7 +21,26 @@ from streamlit.errors import StreamlitAPIException
 ROOT = Path(__file__).resolve().parents[1]
 APP_TITLE = "DP-BO Explorer"
 HOME_ICON = ":material/home:"
-APP_ICON = ":material/hub:"
+# The browser tab's icon is a file served by this app: a ``:material/...:`` icon there makes the browser
+# fetch the picture from a font host (icons inside the page are bundled), and the app never calls out.
+FAVICON = str(ROOT / "ui" / "assets" / "favicon.png")
+
+
+def use_the_products_menu() -> None:
+    """Make sure ``app.py``'s navigation runs, even when a fresh server's first request is a sub-page.
+
+    Streamlit (1.67, ``runtime/pages_manager.py``) treats a project with a
+    ``pages/`` folder as an old-style multipage app until some script run calls
+    ``st.navigation``: the first session then runs the page file directly under
+    Streamlit's own menu ("app", "DP HYPE", no icons). A page that finds itself
+    run that way switches the flag off and reruns, and the rerun goes through
+    ``app.py`` (the same page, address and query) with the product's menu.
+    """
+    from streamlit.runtime.pages_manager import PagesManager
+
+    if PagesManager.uses_pages_directory:
+        PagesManager.uses_pages_directory = False
+        st.rerun()
 
 
 @dataclass(frozen=True)
@@ -40,9 +60,14 @@ class Route:
     def exists(self) -> bool:
         return (ROOT / self.path).is_file()
 
-    def configure(self) -> None:
-        """``st.set_page_config`` with the page's title and icon (call first on the page)."""
-        st.set_page_config(page_title=f"{self.title} · {APP_TITLE}", page_icon=self.icon, layout="wide")
+    def configure(self, *, sidebar: str = "auto") -> None:
+        """The product's menu, and ``st.set_page_config`` with the page's title (call first on the page).
+
+        ``sidebar="collapsed"`` folds the sidebar away (presenter mode).
+        """
+        use_the_products_menu()
+        st.set_page_config(page_title=f"{self.title} · {APP_TITLE}", page_icon=FAVICON, layout="wide",
+                           initial_sidebar_state=sidebar)
 
 
 FBO = Route("pages/1_Federated_BO.py", "Federated BO", ":material/hub:",

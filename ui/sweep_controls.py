@@ -7,12 +7,15 @@ owns them); a finished setting opens on its tool's page through
 
 from __future__ import annotations
 
+import datetime
+from pathlib import Path
 from typing import Any
 
 import streamlit as st
 
 from engine.fbo.presets import REFERENCES, reference_name
 from engine.fbo.variants import REFERENCE_ALGORITHMS, sweep_base
+from engine.objectives.registry import data_status
 from engine.sweep import COMBINE, EXECUTOR_LABELS, EXECUTORS, SWEEP_PRESETS, SweepSpec, get_adapter
 from engine.sweep.analysis import NOT_SETTINGS
 from engine.sweep.values import format_lines, format_values, parse_assignment, parse_lines
@@ -31,10 +34,14 @@ REFERENCE_LABELS = {"ts": "TS (agents alone)", "fts": "FTS (FTS-DE with P = 1, a
 CUSTOM = "custom"
 DEFAULT_BASE = dict(algorithm="dp-fts-de", dataset="synthetic", agents=50, iterations=30)
 
-# What a custom sweep of each tool starts from (small enough to run in seconds here).
+# What a custom sweep of each tool starts from (seconds here). The federated BO default was measured
+# (docs/benchmarks.md, "Trade-off explorer defaults"): at 60 runs every neighbouring pair of this grid is
+# ordered as privacy predicts, each by more than two standard errors of its paired difference, over three
+# sweep seeds; the former q = 0.15, 0.25, 0.5 x z = 1, 1.5 at 3 runs differed by less than its error bars.
+FBO_RUNS = 60
 TOOL_DEFAULTS = {
-    "fbo": dict(base=format_lines(DEFAULT_BASE), p1="q", v1="0.15, 0.25, 0.5", p2="z", v2="1, 1.5", refs=["ts"],
-                runs=3),
+    "fbo": dict(base=format_lines(DEFAULT_BASE), p1="q", v1="0.25, 0.5, 1", p2="z", v2="1, 2", refs=["ts"],
+                runs=FBO_RUNS),
     "hype": dict(base=format_lines(dict(mode="simulation", clients=250, candidates=100, good=5, repetitions=300)),
                  p1="epsilon", v1="0.1, 0.25, 0.5, 1, 3", p2="k", v2="1, 5", refs=[], runs=2),
     "pogpucb": dict(base=format_lines(dict(dataset="synthetic", iterations=30, baseline=False)),
@@ -46,12 +53,12 @@ PARAMS = {
     "tool": Param("fbo", str, PAGE_TOOLS),
     "base": Param(format_lines(DEFAULT_BASE), str),
     "p1": Param("q", str),
-    "v1": Param("0.15, 0.25, 0.5", str),
+    "v1": Param(TOOL_DEFAULTS["fbo"]["v1"], str),
     "p2": Param("z", str),
-    "v2": Param("1, 1.5", str),
+    "v2": Param(TOOL_DEFAULTS["fbo"]["v2"], str),
     "combine": Param("grid", str, COMBINE),
     "refs": Param(["ts"], list, REFERENCE_ALGORITHMS),
-    "runs": Param(3, int),
+    "runs": Param(FBO_RUNS, int),
     "seeds": Param(1, int),
     "seed": Param(0, int),
     "executor": Param("joblib", str, EXECUTORS),
@@ -215,6 +222,28 @@ def spec_of(values: dict) -> SweepSpec:
     return SweepSpec(tool=values["tool"], base=base, axes=tuple(axes), combine=values["combine"],
                      references=references, runs=int(values["runs"]), replicates=int(values["seeds"]),
                      seed=int(values["seed"]), label=label)
+
+
+def saved_at(out: Path) -> float | None:
+    """When the oldest cell saved for the sweep table ``out`` was written (None: nothing saved yet)."""
+    parts = Path(str(out) + ".parts")
+    times = [entry.stat().st_mtime for entry in parts.glob("*.parquet")] if parts.is_dir() else []
+    return min(times) if times else None
+
+
+def provenance(result: dict) -> list[str]:
+    """Sentences saying where shown results come from when it is not this press of Run."""
+    notes = []
+    if result.get("reused"):
+        reused, total, when = result["reused"]
+        date = datetime.datetime.fromtimestamp(when).strftime("%Y-%m-%d %H:%M") if when else "an earlier date"
+        notes.append(f"{reused} of {total} cells were not run now: they are results an earlier session saved on "
+                     f"{date} for the same sweep (running it again only runs what is missing).")
+    dataset = result.get("dataset")
+    if dataset and not data_status(dataset).available:
+        notes.append(f"These results come from an earlier run: the {dataset} data is no longer available here, "
+                     "so this sweep cannot be run again until its file is back.")
+    return notes
 
 
 def _text(value) -> str:

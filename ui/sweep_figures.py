@@ -11,11 +11,13 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from engine.sweep.analysis import grid, series
+from ui.tables import MISSING
 
 ALGORITHM_SHORT = {"ts": "TS", "fts": "FTS", "fts-de": "FTS-DE", "dp-fts": "DP-FTS", "dp-fts-de": "DP-FTS-DE"}
 SERIES_COLOURS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#bcbd22")
 REFERENCE_COLOURS = ("#555555", "#e67e22", "#16a085", "#8e44ad", "#2c3e50")
 FRONT_COLOUR = "#f1c40f"
+TIE_COLOUR = "#9aa3ad"
 
 
 def _fmt(value) -> str:
@@ -64,13 +66,17 @@ def _hover(points: pd.DataFrame, metric_label: str) -> list[str]:
 
 
 def frontier_figure(summary: pd.DataFrame, varied: list[str], *, metric_label: str = "utility",
-                    lower_is_better: bool = True, title: str | None = None) -> go.Figure:
+                    lower_is_better: bool = True, title: str | None = None,
+                    tied: set[frozenset] | None = None) -> go.Figure:
     """Privacy loss (x) against utility (y): one point per setting with standard-error bars.
 
     Settings are joined into lines along the varied parameter (one line per
     series, see :func:`engine.sweep.analysis.series`); the Pareto-optimal
     settings are ringed and joined by a thick band; non-private references
-    are horizontal lines with a band of one standard error. Every point
+    are horizontal lines with a band of one standard error. Neighbours on a
+    line whose utilities differ by less than one standard error (``tied``:
+    pairs of setting labels, from :func:`engine.sweep.analysis.pair_differences`)
+    are joined by a thick grey segment: the runs cannot order them. Every point
     carries its ``cell`` index as ``customdata`` so a page can react to a click.
     """
     fig = go.Figure()
@@ -87,8 +93,10 @@ def frontier_figure(summary: pd.DataFrame, varied: list[str], *, metric_label: s
             customdata=_cells(front), hovertext=_hover(front, metric_label),
             hoverinfo="text"))
     show_x_error = bool((private["privacy_loss_se"] > 0).any()) if len(private) else False
-    for i, (name, points) in enumerate(series(summary, varied)):
-        points = points[points["utility"].notna()]
+    lines = [(name, points[points["utility"].notna()]) for name, points in series(summary, varied)]
+    for _, points in lines:       # under the points, so a click on a point never lands on a segment
+        _tie_segments(fig, points, tied or set())
+    for i, (name, points) in enumerate(lines):
         if not len(points):
             continue
         colour = SERIES_COLOURS[i % len(SERIES_COLOURS)]
@@ -125,6 +133,19 @@ def frontier_figure(summary: pd.DataFrame, varied: list[str], *, metric_label: s
     return fig
 
 
+def _tie_segments(fig: go.Figure, points: pd.DataFrame, tied: set[frozenset]) -> None:
+    """Grey segments between neighbours of a line that are within one standard error of each other."""
+    rows = list(points.itertuples(index=False))
+    for a, b in zip(rows, rows[1:]):
+        if frozenset((a.setting, b.setting)) not in tied:
+            continue
+        shown = any(trace.name == "within one standard error" for trace in fig.data)
+        fig.add_trace(go.Scatter(
+            x=[a.privacy_loss, b.privacy_loss], y=[a.utility, b.utility], mode="lines",
+            line=dict(color=TIE_COLOUR, width=7), opacity=0.55, name="within one standard error",
+            legendgroup="ties", showlegend=not shown, hoverinfo="skip"))
+
+
 def heatmap_figure(summary: pd.DataFrame, x: str, y: str, *, metric_label: str = "utility",
                    lower_is_better: bool = True) -> go.Figure:
     """Mean utility over two varied parameters, each cell annotated with its privacy loss."""
@@ -146,16 +167,22 @@ def heatmap_figure(summary: pd.DataFrame, x: str, y: str, *, metric_label: str =
     return fig
 
 
-def settings_table(summary: pd.DataFrame, varied: list[str]) -> pd.DataFrame:
-    """The summary as a readable table: setting, parameters, utility ± se, privacy loss, runs, front."""
+def settings_table(summary: pd.DataFrame, varied: list[str], ties: dict[str, list[str]] | None = None
+                   ) -> pd.DataFrame:
+    """The summary as a readable table: setting, parameters, utility ± se, privacy loss, runs, front.
+
+    ``ties`` (setting -> settings within one standard error, from
+    :func:`engine.sweep.analysis.ties`) adds a column naming them.
+    """
     if summary is None or not len(summary):
         return pd.DataFrame()
     out = pd.DataFrame({"setting": [reference_label(r) if r["reference"] else r["setting"]
                                     for _, r in summary.iterrows()]})
     for name in varied:
         if name in summary:
-            # A reference (e.g. TS) does not use the swept parameters: leave them blank.
-            out[name] = summary[name].where(~summary["reference"], None).to_numpy()
+            # A reference (e.g. TS) does not use the swept parameters: a dash, not "None".
+            out[name] = [MISSING if r["reference"] or pd.isna(r[name]) else _fmt(r[name])
+                         for _, r in summary.iterrows()]
     out["utility"] = summary["utility"].to_numpy()
     out["± se"] = summary["utility_se"].to_numpy()
     out["privacy loss ε"] = summary["privacy_loss"].to_numpy()
@@ -163,4 +190,7 @@ def settings_table(summary: pd.DataFrame, varied: list[str]) -> pd.DataFrame:
     out["failed"] = summary["failed"].to_numpy()
     out["Pareto-optimal"] = summary["pareto"].to_numpy()
     out["reference"] = summary["reference"].to_numpy()
+    if ties is not None:
+        # Setting labels hold commas ("q=0.25, z=1"): separate them with semicolons.
+        out["within 1 s.e. of"] = ["; ".join(ties.get(r["setting"], [])) or MISSING for _, r in summary.iterrows()]
     return out

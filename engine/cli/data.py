@@ -10,13 +10,12 @@
 
 from __future__ import annotations
 
-import os
 import sys
 
 from engine.objectives.datasets import LANDMINE_URL, check_landmine_file, fetch_landmine
-from engine.objectives.registry import DATASETS, dataset_label
+from engine.objectives.registry import DATASETS, data_status, dataset_label
 from engine.objectives.tables import TABLE_TASKS, build_table, cached_tables, make_task
-from engine.paths import cache_dir, data_dir
+from engine.paths import DATA_DIR_ORDER, cache_dir, data_dir, data_dir_source
 from engine.validation import ConfigError
 
 HELP = "Data sets and objective tables: fetch the landmine file, show what is available, build a table."
@@ -27,7 +26,7 @@ def add_arguments(parser) -> None:
     sub = parser.add_subparsers(dest="action", metavar="ACTION", parser_class=type(parser))
     fetch = sub.add_parser("fetch", help="download a data set and verify its sha256")
     fetch.add_argument("dataset", choices=("landmine",))
-    fetch.add_argument("--data-dir", help="data directory (default: DPBO_DATA_DIR, else data/)")
+    fetch.add_argument("--data-dir", help="data directory (default: DPBO_DATA_DIR, else data/ in the project)")
     fetch.add_argument("--url", default=LANDMINE_URL, help="where to download from (http(s):// or file://)")
     fetch.add_argument("--timeout", type=float, default=30.0, help="seconds before giving up on the network")
 
@@ -47,12 +46,6 @@ def add_arguments(parser) -> None:
     build.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
 
 
-def _data_dir_source(explicit) -> str:
-    if explicit:
-        return "--data-dir"
-    return "DPBO_DATA_DIR" if os.environ.get("DPBO_DATA_DIR") else "default"
-
-
 def _status(args) -> dict:
     datasets = []
     for name in DATASETS:
@@ -61,12 +54,14 @@ def _status(args) -> dict:
             try:
                 entry.update(available=True, path=str(check_landmine_file(args.data_dir)))
             except ConfigError as err:
-                entry.update(available=False, message=str(err))
+                status = data_status(name, args.data_dir)
+                entry.update(available=False, path=status.path, url=status.url, message=str(err))
         else:
             entry.update(available=True, source="generated" if name == "synthetic" else "bundled with scikit-learn")
         datasets.append(entry)
     return {"action": "status", "data_dir": str(data_dir(args.data_dir)),
-            "data_dir_source": _data_dir_source(args.data_dir), "cache_dir": str(cache_dir(args.cache_dir)),
+            "data_dir_source": data_dir_source(args.data_dir), "data_dir_order": list(DATA_DIR_ORDER),
+            "cache_dir": str(cache_dir(args.cache_dir)),
             "datasets": datasets, "tables": cached_tables(args.cache_dir)}
 
 

@@ -129,7 +129,11 @@ class FboResult:
         }
 
     def to_frame(self) -> pd.DataFrame:
-        """Tidy table: one row per run x agent x iteration."""
+        """Tidy table: one row per run x agent x iteration.
+
+        As in a sweep table (and the JSON), ``metric`` names what is measured
+        (e.g. "simple regret") and ``utility`` holds the number (lower is better).
+        """
         frames = []
         for r in self.records:
             runs, agents = r.metric.shape
@@ -138,7 +142,8 @@ class FboResult:
                 "run": np.repeat(np.arange(runs), agents),
                 "agent": np.tile(np.arange(agents), runs),
                 "iteration": r.iteration,
-                "metric": r.metric.ravel(),
+                "metric": self.metric_label,
+                "utility": r.metric.ravel(),
                 "epsilon": np.nan if r.epsilon is None else r.epsilon,
             }))
         return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()

@@ -65,3 +65,16 @@ def server_round(config: FboConfig) -> ServerRound:
                        noisy_f=step.broadcast @ phi.T,
                        bounds=[(float(lo[0]), float(hi[0])) for lo, hi in zip(lows, highs)],
                        truth=sim.objective.values.mean(axis=0), threshold=config.S / np.sqrt(config.P))
+
+
+def round_weights(weights: np.ndarray, assignment: np.ndarray) -> tuple[float, float]:
+    """(phi of an agent in its own sub-region, phi of an agent elsewhere) in a server round.
+
+    The adaptive weights softmax((a I + 1) / T_t) take only these two values:
+    the indicator I says whether the agent explored the sub-region first, so
+    within a sub-region every explorer weighs the same and every other agent too.
+    """
+    weights = np.asarray(weights, dtype=float)
+    own = np.asarray(assignment)[None, :] == np.arange(weights.shape[0])[:, None]
+    other = float(weights[~own].max()) if (~own).any() else 0.0
+    return float(weights[own].max()), other

@@ -32,6 +32,22 @@ class DatasetUnavailable(ConfigError):
     """The data behind a task is missing or corrupt; the message says where to put it."""
 
 
+@dataclass(frozen=True)
+class DataStatus:
+    """Whether a data set can be used here, and if not, where its file goes and where to get it.
+
+    ``path`` is where the file is expected, ``url`` where it can be
+    downloaded (what ``python -m engine data fetch`` uses), ``problem`` a few
+    words saying what is wrong with the file there ("missing", "corrupt ...");
+    all None for an available data set.
+    """
+
+    available: bool
+    path: str | None = None
+    url: str | None = None
+    problem: str | None = None
+
+
 @dataclass(frozen=True, eq=False)
 class Objective(ABC):
     """Common description of an objective for ``n_agents`` agents on [0, 1]^dim."""

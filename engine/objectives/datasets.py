@@ -2,7 +2,8 @@
 scikit-learn bundled sets, plus the splits every task shares.
 
 The landmine file is never shipped with the project: it is read from
-``<data dir>/landmine/LandmineData.mat`` (``--data-dir`` or ``DPBO_DATA_DIR``)
+``<data dir>/landmine/LandmineData.mat`` (:func:`engine.paths.data_dir`: ``--data-dir``, else
+``DPBO_DATA_DIR``, else ``data/``)
 and checked against its published sha256 before use, so a truncated or
 different file is refused instead of silently giving other scores.
 """
@@ -54,7 +55,8 @@ def landmine_help(path: Path, suggest_fetch: bool = True) -> str:
     where = (f"Put LandmineData.mat at {path} (that is DPBO_DATA_DIR/landmine/LandmineData.mat, "
              f"or D/landmine/LandmineData.mat with --data-dir D)")
     if suggest_fetch:
-        return where + ", or run `python -m engine data fetch landmine` where a network is available."
+        return where + (f", or run `python -m engine data fetch landmine` where a network is available "
+                        f"(it downloads {LANDMINE_URL}).")
     return where + f"; it is in {LANDMINE_URL} (or give another address with --url)."
 
 

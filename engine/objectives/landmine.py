@@ -26,8 +26,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from engine.objectives.datasets import (LANDMINE_FIELDS, LANDMINE_SHA256, SplitData, load_landmine,
-                                        stratified_half_split)
+from engine.objectives.base import DataStatus, DatasetUnavailable
+from engine.objectives.datasets import (LANDMINE_FIELDS, LANDMINE_SHA256, LANDMINE_URL, SplitData,
+                                        check_landmine_file, landmine_path, load_landmine, stratified_half_split)
 from engine.objectives.rbf_svm import RbfSvmTask
 from engine.objectives.tables import objective_for
 from engine.validation import ConfigError, check_choice, check_int
@@ -91,6 +92,18 @@ def make_task(n_agents: int | None = None, alpha: float | None = None, seed: int
         default_grid=DEFAULT_GRID, scale="linear",
         data_definition={"data_sha256": LANDMINE_SHA256, "features": "raw", **split_definition},
         summary=f"Landmine detection: RBF SVM on {count} fields, validation AUC")
+
+
+def data_status(data_dir: str | None = None) -> DataStatus:
+    """Whether LandmineData.mat is in the data directory and matches its published sha256."""
+    try:
+        check_landmine_file(data_dir)
+    except DatasetUnavailable:
+        path = landmine_path(data_dir)
+        problem = ("missing" if not path.is_file()
+                   else "corrupt or a different file (its sha256 is not the published one)")
+        return DataStatus(False, str(path), LANDMINE_URL, problem)
+    return DataStatus(True)
 
 
 def build(n_agents=None, alpha=None, seed=0, data_dir=None, domain="table", split=None):

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import importlib
 
+from engine.objectives.base import DataStatus
 from engine.validation import ConfigError, check_choice
 
 # name -> (module, human label)
@@ -28,6 +29,17 @@ def default_agents(name: str) -> int:
     """The number of agents the task has when none is asked for (its module's ``DEFAULT_AGENTS``)."""
     check_choice("dataset", name, DATASETS)
     return int(importlib.import_module(DATASETS[name][0]).DEFAULT_AGENTS)
+
+
+def data_status(name: str, data_dir: str | None = None) -> DataStatus:
+    """Whether ``name``'s data is here (without building anything): its module's ``data_status``, if any.
+
+    Data sets generated or bundled with scikit-learn are always available.
+    """
+    check_choice("dataset", name, DATASETS)
+    module = importlib.import_module(DATASETS[name][0])
+    check = getattr(module, "data_status", None)
+    return check(data_dir) if check is not None else DataStatus(True)
 
 
 def build_objective(name: str, *, n_agents: int | None = None, alpha: float | None = None, seed: int = 0,

@@ -33,6 +33,7 @@ import numpy as np
 
 from engine.cache import cache_key, load_arrays, save_arrays_atomic
 from engine.objectives.base import FunctionObjective, Objective, TableObjective
+from engine.objectives.builds import BUILDS, Build
 from engine.objectives.registry import DATASETS
 from engine.paths import cache_dir as default_cache_dir
 from engine.validation import ConfigError, check_choice, check_int
@@ -171,7 +172,7 @@ class TableBuild:
     candidates: np.ndarray    # C x D points in [0, 1]^D
     path: Path
     seconds: float            # wall time of this call
-    from_cache: bool          # True: read a finished table, computed nothing
+    from_cache: bool          # True: computed nothing (read a finished table, or joined another caller's build)
     resumed: int              # agent rows taken from an interrupted earlier build
 
 
@@ -197,6 +198,10 @@ def build_table(task: Task, grid: int | None = None, *, n_jobs: int | None = Non
                 progress: Progress | None = None, directory=None) -> TableBuild:
     """Every agent's score on the candidate grid: read from the cache, or computed and stored.
 
+    A build of the same table already under way in this process (another
+    visitor, a background build started by :func:`start_table_build`) is
+    joined, not repeated: this call then waits for it and reports its progress.
+
     Parameters
     ----------
     task : Task
@@ -217,13 +222,47 @@ def build_table(task: Task, grid: int | None = None, *, n_jobs: int | None = Non
     progress = progress or _PROGRESS.get()
     path = table_path(task, size, directory)
     candidates = grid_candidates(task.dim, size)
-    total = task.n_agents
     values = load_table(task, size, directory)
     if values is not None:
         if progress:
-            progress(total, total)
+            progress(task.n_agents, task.n_agents)
         return TableBuild(values, candidates, path, time.perf_counter() - started, True, 0)
+    (values, resumed), joined = BUILDS.run(
+        str(path), lambda report: _compute_table(task, size, path, n_jobs, report), label=_build_label(task),
+        progress=progress)
+    return TableBuild(values, candidates, path, time.perf_counter() - started, joined, 0 if joined else resumed)
 
+
+def _build_label(task: Task) -> str:
+    return f"the {task.name} objective table ({task.n_agents} agents)"
+
+
+def start_table_build(task: Task, grid: int | None = None, *, n_jobs: int | None = None,
+                      directory=None) -> Build | None:
+    """Build ``task``'s table in the background (joining a build under way); None when it is ready.
+
+    The returned :class:`~engine.objectives.builds.Build` reports progress
+    (``snapshot()``: rows done, seconds left) to anyone polling it, e.g. a page
+    that stays usable while the table is built.
+    """
+    size = _grid(task, grid)
+    if load_table(task, size, directory) is not None:
+        return None
+    path = table_path(task, size, directory)
+    return BUILDS.start(str(path), lambda report: _compute_table(task, size, path, n_jobs, report),
+                        label=_build_label(task))
+
+
+def table_build(task: Task, grid: int | None = None, directory=None) -> Build | None:
+    """The build of ``task``'s table under way in this process, if any (nothing is started)."""
+    return BUILDS.get(str(table_path(task, _grid(task, grid), directory)))
+
+
+def _compute_table(task: Task, size: int, path: Path, n_jobs: int | None,
+                   progress: Progress) -> tuple[np.ndarray, int]:
+    """Score every missing agent row, store rows and table atomically; returns (values, rows resumed)."""
+    candidates = grid_candidates(task.dim, size)
+    total = task.n_agents
     parts = _parts_dir(path)
     rows: dict[int, np.ndarray] = {}
     for agent in range(total):
@@ -231,8 +270,7 @@ def build_table(task: Task, grid: int | None = None, *, n_jobs: int | None = Non
         if row is not None:
             rows[agent] = row
     resumed = len(rows)
-    if progress:
-        progress(len(rows), total)
+    progress(len(rows), total)
     missing = [agent for agent in range(total) if agent not in rows]
     if missing:
         if n_jobs is None:
@@ -253,13 +291,12 @@ def build_table(task: Task, grid: int | None = None, *, n_jobs: int | None = Non
                                    f"values; expected {len(candidates)} finite scores.")
             _save_chunk_atomic(_chunk_path(parts, agent), row)
             rows[agent] = row
-            if progress:
-                progress(len(rows), total)
+            progress(len(rows), total)
     values = np.stack([rows[agent] for agent in range(total)])
     save_arrays_atomic(path, {"values": values, "candidates": candidates,
                               "definition": np.array(_definition_text(task, size))})
     shutil.rmtree(parts, ignore_errors=True)
-    return TableBuild(values, candidates, path, time.perf_counter() - started, False, resumed)
+    return values, resumed
 
 
 def _definition_text(task: Task, grid: int) -> str:

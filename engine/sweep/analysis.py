@@ -130,6 +130,60 @@ def summarise(table: pd.DataFrame) -> pd.DataFrame:
     return summary
 
 
+def _run_keys(rows: pd.DataFrame) -> list[str]:
+    """The columns that name a run's random numbers: its seed and run index (else replicate and run)."""
+    keys = [c for c in ("seed", "run") if c in rows]
+    return keys if len(keys) == 2 else [c for c in ("replicate", "run") if c in rows]
+
+
+def pair_differences(table: pd.DataFrame) -> pd.DataFrame:
+    """Every pair of private settings: the difference of their mean utility and its standard error over runs.
+
+    Utility per run is already the mean over agents (the adapters write one
+    row per run). When both settings ran on the same seeds (a sweep's common
+    random numbers, the default), the standard error is that of the per-run
+    differences, which cancels the noise the two runs share; otherwise it is
+    sqrt(se_a^2 + se_b^2). ``tied`` marks a pair whose difference is within
+    one standard error: its runs cannot tell which setting is better.
+
+    Columns: ``a, b`` (setting labels, in sweep order), ``difference`` (a - b),
+    ``se``, ``paired``, ``tied``.
+    """
+    columns = ["a", "b", "difference", "se", "paired", "tied"]
+    if table is None or not len(table) or "setting" not in table:
+        return pd.DataFrame(columns=columns)
+    ok = table[table["error"].isna()] if "error" in table else table
+    if "role" in ok:
+        ok = ok[ok["role"] == "setting"]
+    ok = ok[np.isfinite(ok["privacy_loss"].to_numpy(float))] if "privacy_loss" in ok else ok
+    keys = _run_keys(ok)
+    by_setting = {name: group.set_index(keys)["utility"] if keys else group["utility"]
+                  for name, group in ok.groupby("setting", sort=False)}
+    rows = []
+    names = list(by_setting)
+    for i, a in enumerate(names):
+        for b in names[i + 1:]:
+            ua, ub = by_setting[a].dropna(), by_setting[b].dropna()
+            paired = bool(keys) and ua.index.is_unique and ub.index.is_unique and len(ua) > 1 \
+                and set(ua.index) == set(ub.index)
+            if paired:
+                diffs = ua - ub.reindex(ua.index)
+                difference, se = float(diffs.mean()), _stderr(diffs)
+            else:
+                difference, se = float(ua.mean() - ub.mean()), float(np.hypot(_stderr(ua), _stderr(ub)))
+            rows.append((a, b, difference, se, paired, bool(abs(difference) <= se)))
+    return pd.DataFrame(rows, columns=columns)
+
+
+def ties(pairs: pd.DataFrame) -> dict[str, list[str]]:
+    """For every setting, the settings it is tied with (within one standard error), in sweep order."""
+    out: dict[str, list[str]] = {}
+    for row in pairs[pairs["tied"]].itertuples(index=False):
+        out.setdefault(row.a, []).append(row.b)
+        out.setdefault(row.b, []).append(row.a)
+    return out
+
+
 def _label(name: str, value) -> str:
     return f"{name}={value:g}" if isinstance(value, (float, np.floating)) else f"{name}={value}"
 

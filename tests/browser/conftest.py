@@ -1,11 +1,19 @@
 """A running dashboard on a free localhost port and Debian's Chromium driven by Playwright.
 
 Skipped with a reason when /usr/bin/chromium or Playwright is missing; CI
-installs both. Screenshots go to test-artifacts/screenshots/.
+installs both. Screenshots go to test-artifacts/screenshots/; with
+``DPBO_DOCS_IMAGES=1`` the page tests also write the README's small
+screenshots to docs/images/ (:func:`docs_image`).
+
+One server per configuration, shared by the tests that need it:
+:func:`app_server` (the environment as it is, a fresh cache) here, and in
+their modules the quick-start server (``streamlit run app.py`` as the README
+says it) and a server without the landmine data.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import socket
@@ -13,6 +21,7 @@ import subprocess
 import sys
 import time
 import urllib.request
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -31,20 +40,33 @@ def _free_port() -> int:
         return sock.getsockname()[1]
 
 
-@pytest.fixture(scope="session")
-def app_url(tmp_path_factory):
-    """Start ``streamlit run app.py`` on a free port and yield its base URL."""
+@dataclass(frozen=True)
+class Server:
+    url: str
+    cache_dir: Path
+    env: dict
+
+
+def need_chromium() -> None:
     if not Path(CHROMIUM).exists() and not shutil.which("chromium"):
         pytest.skip(f"Chromium not found at {CHROMIUM} (apt-get install chromium)")
+
+
+@contextlib.contextmanager
+def running_app(folder: Path, *, env: dict, args=("--server.headless", "true", "--server.address", "127.0.0.1",
+                                                  "--server.fileWatcherType", "none"), host: str = "127.0.0.1"):
+    """``streamlit run app.py`` with ``args`` on a free port and environment ``env``; yields its :class:`Server`.
+
+    The cache (``DPBO_CACHE_DIR``) is a fresh folder under ``folder`` unless ``env`` names one.
+    """
+    need_chromium()
     port = _free_port()
-    log = open(tmp_path_factory.mktemp("streamlit") / "streamlit.log", "w")
-    env = dict(os.environ, DPBO_CACHE_DIR=str(tmp_path_factory.mktemp("app-cache")))
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
-         "--server.address", "127.0.0.1", "--server.port", str(port),
-         "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none"],
-        cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, env=env)
-    url = f"http://127.0.0.1:{port}"
+    env = dict(env)
+    env.setdefault("DPBO_CACHE_DIR", str(folder / "cache"))
+    log = open(folder / "streamlit.log", "w")
+    proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port), *args],
+                            cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, env=env)
+    url = f"http://{host}:{port}"
     try:
         deadline = time.time() + 60
         while True:
@@ -55,9 +77,9 @@ def app_url(tmp_path_factory):
             except OSError:
                 pass
             if proc.poll() is not None or time.time() > deadline:
-                pytest.fail("The dashboard did not start; see the streamlit log in the pytest tmp folder.")
+                pytest.fail(f"The dashboard did not start; see {folder / 'streamlit.log'}.")
             time.sleep(0.5)
-        yield url
+        yield Server(url, Path(env["DPBO_CACHE_DIR"]), env)
     finally:
         proc.terminate()
         try:
@@ -65,6 +87,18 @@ def app_url(tmp_path_factory):
         except subprocess.TimeoutExpired:
             proc.kill()
         log.close()
+
+
+@pytest.fixture(scope="session")
+def app_server(tmp_path_factory):
+    """The dashboard with this environment (``DPBO_DATA_DIR`` as the tests have it) and a fresh cache."""
+    with running_app(tmp_path_factory.mktemp("streamlit"), env=os.environ) as server:
+        yield server
+
+
+@pytest.fixture(scope="session")
+def app_url(app_server):
+    return app_server.url
 
 
 @pytest.fixture(scope="session")
@@ -113,3 +147,31 @@ def wait_for_app(page, timeout_ms: int = 60_000) -> None:
         "() => !document.querySelector('[data-testid=\"stStatusWidget\"]')"
         " || !document.querySelector('[data-testid=\"stStatusWidget\"]').innerText.includes('Running')",
         timeout=timeout_ms)
+
+
+DOCS_IMAGES = ROOT / "docs" / "images"
+DOCS_IMAGE_WIDTH = 1000     # px; with a 256-colour palette a page stays well under 200 KB
+
+
+def docs_image(page, route) -> Path | None:
+    """With ``DPBO_DOCS_IMAGES=1``, the visible part of ``page`` as docs/images/<address>.png (small)."""
+    if os.environ.get("DPBO_DOCS_IMAGES") != "1":
+        return None
+    from PIL import Image
+
+    DOCS_IMAGES.mkdir(parents=True, exist_ok=True)
+    path = DOCS_IMAGES / f"{route.url_path}.png"
+    page.mouse.move(0, 0)
+    page.wait_for_timeout(500)
+    raw = ARTIFACTS / f"docs-{route.url_path}.png"
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(raw))
+    image = Image.open(raw).convert("RGB")
+    image = image.resize((DOCS_IMAGE_WIDTH, round(image.height * DOCS_IMAGE_WIDTH / image.width)), Image.LANCZOS)
+    image.quantize(colors=256, method=Image.Quantize.MEDIANCUT).save(path, optimize=True)
+    return path
+
+
+def main_text(page) -> str:
+    """The text of the main area (not the sidebar)."""
+    return page.locator("[data-testid='stMain']").inner_text()

@@ -1,8 +1,9 @@
 """The dashboard in Chromium: landing page, a live DP-FTS-DE run, teaching view, privacy accountant.
 
-Each test saves a full-page screenshot under test-artifacts/screenshots/. The
-federated BO test also measures the time from pressing Run to the first live
-chart and writes it to test-artifacts/screenshots/fbo_timing.json.
+Each test saves full-page screenshots under test-artifacts/screenshots/, before
+and after its run (or its lesson). The federated BO test also measures the time
+from pressing Run to the first live chart and writes it to
+test-artifacts/screenshots/fbo_timing.json.
 """
 
 from __future__ import annotations
@@ -12,7 +13,8 @@ import time
 
 import pytest
 
-from tests.browser.conftest import ARTIFACTS, screenshot, wait_for_app
+from tests.browser.conftest import ARTIFACTS, docs_image, main_text, screenshot, wait_for_app
+from ui.routes import ACCOUNTANT, FBO, TEACHING
 
 pytestmark = pytest.mark.browser
 
@@ -57,6 +59,8 @@ def test_federated_bo_run_draws_live_charts(page, app_url):
     page.get_by_role("heading", name="Federated Bayesian optimisation").wait_for()
     page.locator(CHART).first.wait_for()  # empty frames, so Plotly is loaded before Run
     assert not page.evaluate(DRAWN)
+    wait_for_app(page)
+    screenshot(page, "federated_bo_before")
 
     # Time it inside the page, from the click event to the first line in the DOM (Playwright's own
     # overhead before it dispatches the click is not part of what a person waits for).
@@ -87,6 +91,7 @@ def test_federated_bo_run_draws_live_charts(page, app_url):
     print(f"\nRun click -> first live chart drawn in the browser: {first_chart:.3f} s "
           f"({first_chart_outside:.3f} s including Playwright's click; server: {status})")
     screenshot(page, "federated_bo")
+    docs_image(page, FBO)
     assert first_chart < 10.0
 
 
@@ -94,15 +99,38 @@ def test_teaching_view_steps(page, app_url):
     open_page(page, f"{app_url}/Teaching_view")
     page.get_by_text("Step 1 of 6").first.wait_for()
     page.locator(CHART).first.wait_for()
+    wait_for_app(page)
+    screenshot(page, "teaching_before")
     for step in range(2, 7):
-        page.get_by_role("button", name="Next", exact=True).click()
+        page.get_by_role("button", name="Next").click()
         page.get_by_text(f"Step {step} of 6").first.wait_for()
         wait_for_app(page)
         if step == 3:
             screenshot(page, "teaching_clipping")
+            docs_image(page, TEACHING)
     page.locator(".gtitle", has_text="What the agents receive").first.wait_for()
     assert page.locator("[data-testid='stException']").count() == 0
     screenshot(page, "teaching")
+
+
+def test_teaching_view_presenter_mode_moves_with_the_keyboard(page, app_url):
+    open_page(page, f"{app_url}/Teaching_view?present=true")
+    page.get_by_text("Step 1 of 6").first.wait_for()
+    wait_for_app(page)
+    # One idea per screen: the running tally of metrics is gone, every chart keeps its caption.
+    assert page.locator("[data-testid='stMain'] [data-testid='stMetric']").count() == 0
+    page.get_by_text("What you see:").first.wait_for()
+    page.keyboard.press("ArrowRight")
+    page.get_by_text("Step 2 of 6").first.wait_for()
+    page.keyboard.press("ArrowRight")
+    page.get_by_text("Step 3 of 6").first.wait_for()
+    wait_for_app(page)
+    screenshot(page, "teaching_presenter")
+    page.keyboard.press("ArrowLeft")
+    page.get_by_text("Step 2 of 6").first.wait_for()
+    page.get_by_role("button", name="Restart the lesson").click()
+    page.get_by_text("Step 1 of 6").first.wait_for()
+    assert "present=true" in page.url
 
 
 def test_privacy_accountant(page, app_url):
@@ -113,3 +141,14 @@ def test_privacy_accountant(page, app_url):
     page.get_by_text("Why three numbers").first.wait_for()
     assert page.locator("[data-testid='stException']").count() == 0
     screenshot(page, "accountant")
+    docs_image(page, ACCOUNTANT)
+    # The lesson in presenter mode: one screen at a time, the chart on the third.
+    page.get_by_text("Presenter mode").click()
+    page.get_by_text("Step 1 of 6").first.wait_for()
+    for step in (2, 3):
+        page.get_by_role("button", name="Next").click()
+        page.get_by_text(f"Step {step} of 6").first.wait_for()
+    wait_for_app(page)
+    page.locator(CHART).first.wait_for()
+    assert "Why three numbers" not in main_text(page)
+    screenshot(page, "accountant_presenter")

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from tests.browser.conftest import screenshot, wait_for_app
+from tests.browser.conftest import docs_image, screenshot, wait_for_app
+from ui.routes import HYPE
 
 pytestmark = pytest.mark.browser
 
@@ -22,6 +23,7 @@ def test_hype_page_runs_defaults_and_draws_vote_histograms(page, app_url):
     page.get_by_role("heading", name="DP-HYPE: private hyperparameter voting").wait_for()
     assert not page.evaluate(WINNER_DRAWN)
 
+    screenshot(page, "dp_hype_before")
     page.get_by_role("button", name="Run", exact=True).click()
     page.wait_for_function(WINNER_DRAWN, timeout=RUN_TIMEOUT_MS)
     page.wait_for_function(CURVE_DRAWN, timeout=RUN_TIMEOUT_MS)
@@ -30,3 +32,4 @@ def test_hype_page_runs_defaults_and_draws_vote_histograms(page, app_url):
     assert page.get_by_text("good candidate chosen").count() >= 1
     path = screenshot(page, "dp_hype")
     assert path.stat().st_size > 50_000
+    docs_image(page, HYPE)

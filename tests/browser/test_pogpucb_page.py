@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from tests.browser.conftest import screenshot, wait_for_app
+from tests.browser.conftest import docs_image, screenshot, wait_for_app
+from ui.routes import POGPUCB
 
 pytestmark = pytest.mark.browser
 
@@ -27,6 +28,7 @@ def test_pogpucb_page_runs_and_draws_regret_curves(page, app_url):
     page.get_by_text("σ_min < ω").first.wait_for()
     assert not page.evaluate(CURVES_DRAWN)
 
+    screenshot(page, "po_gp_ucb_before")
     page.get_by_role("button", name="Run", exact=True).click()
     page.wait_for_function(CURVES_DRAWN, timeout=RUN_TIMEOUT_MS)
     page.locator("[data-testid='stDataFrame']").first.wait_for(timeout=RUN_TIMEOUT_MS)
@@ -34,3 +36,4 @@ def test_pogpucb_page_runs_and_draws_regret_curves(page, app_url):
     assert page.locator("[data-testid='stException']").count() == 0
     path = screenshot(page, "po_gp_ucb")
     assert path.stat().st_size > 50_000
+    docs_image(page, POGPUCB)

@@ -6,7 +6,8 @@ from urllib.parse import parse_qs, urlencode, urlparse
 
 import pytest
 
-from tests.browser.conftest import screenshot, wait_for_app
+from tests.browser.conftest import docs_image, screenshot, wait_for_app
+from ui.routes import TRADEOFF
 
 # A sweep that runs in a few seconds: q x z on 30 agents, 15 iterations, 3 runs, TS as the reference.
 TINY = "algorithm = dp-fts-de\ndataset = synthetic\nagents = 30\niterations = 15\nfeatures = 20\nn_init = 3"
@@ -16,7 +17,10 @@ TINY = "algorithm = dp-fts-de\ndataset = synthetic\nagents = 30\niterations = 15
 def test_a_small_sweep_draws_its_frontier(app_url, page):
     query = urlencode({"base": TINY, "runs": 3, "executor": "local", "v1": "0.1, 0.25, 0.5", "v2": "1, 2"})
     page.goto(f"{app_url}/Tradeoff_explorer?{query}")
+    page.get_by_role("button", name="Run sweep").wait_for()
+    page.get_by_text("6 settings + 1 reference").wait_for()
     wait_for_app(page)
+    screenshot(page, "tradeoff_explorer_before")
     page.get_by_role("button", name="Run sweep").click()
     page.wait_for_selector("[data-testid='stPlotlyChart'] .legendtext >> text=Pareto-optimal settings",
                            timeout=120_000)
@@ -27,6 +31,10 @@ def test_a_small_sweep_draws_its_frontier(app_url, page):
     page.get_by_text("Privacy loss against utility").scroll_into_view_if_needed()
     page.wait_for_timeout(300)
     screenshot(page, "tradeoff_explorer")
+    page.set_viewport_size({"width": 1400, "height": 1000})
+    page.get_by_text("Privacy loss against utility").scroll_into_view_if_needed()
+    docs_image(page, TRADEOFF)
+    page.set_viewport_size({"width": 1400, "height": 2100})
     # One marker per private setting on the series lines (6) plus the ringed Pareto points.
     points = frontier.locator(".scatterlayer .trace .points path")
     assert points.count() >= 6

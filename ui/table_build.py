@@ -1,0 +1,77 @@
+"""Before a run on a real task: is its data here, and is its table of scores built?
+
+The first run on a task with a table (landmine, digits, breast cancer) must
+score every agent on the candidate grid once (landmine: about 20 s). The page
+starts that build in the background (:func:`engine.objectives.tables.start_table_build`),
+shows its progress and the time left in the main area while the page stays
+usable, and starts the run the visitor asked for once the table is ready. A
+second visitor asking for the same table joins the same build (the engine's
+process-wide registry keys builds by the table's cache path).
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from engine.objectives.base import DataStatus
+from engine.objectives.builds import Build
+from engine.objectives.tables import TABLE_TASKS, make_task, start_table_build, table_build, table_state
+from engine.paths import data_dir
+from engine.limits import format_seconds
+
+POLL_SECONDS = 0.5
+
+
+@st.cache_resource(show_spinner=False, max_entries=16)
+def _task(dataset: str, agents: int | None, alpha: float | None, seed: int, where: str):
+    return make_task(dataset, n_agents=agents, alpha=alpha, seed=seed, data_dir=where)
+
+
+def table_task(config):
+    """The task whose table ``config``'s objective reads (None: a synthetic or continuous objective)."""
+    if config.domain != "table" or config.dataset not in TABLE_TASKS:
+        return None
+    return _task(config.dataset, config.agents, config.alpha, config.objective_seed,
+                 str(data_dir(config.data_dir)))
+
+
+def missing_data(status: DataStatus, dataset_name: str) -> None:
+    """One or two lines in the main area: the data set is not here, where its file goes, where to get it."""
+    st.warning(f"**{dataset_name} needs its data file**, {status.problem} at `{status.path}`: download it from "
+               f"{status.url} (or run `python -m engine data fetch landmine`).", icon=":material/folder_off:")
+
+
+def build_under_way(config, *, start: bool) -> Build | None:
+    """The build of ``config``'s table under way (started now when ``start``); None when the table is ready."""
+    task = table_task(config)
+    if task is None or table_state(task)["complete"]:
+        return None
+    return start_table_build(task) if start else table_build(task)
+
+
+def progress_text(build: Build) -> tuple[float, str]:
+    snap = build.snapshot()
+    left = ("estimating the time left" if snap.seconds_left is None
+            else f"about {format_seconds(snap.seconds_left)} left")
+    return snap.fraction, (f"Building {snap.label} once: {snap.done} of {snap.total} agents scored, {left}. "
+                           "The page stays usable; later runs read the table at once.")
+
+
+def show_build(build: Build, *, error_key: str, then: str) -> None:
+    """Progress of ``build`` (redrawn every half second); the whole page reruns when it ends.
+
+    ``then`` says what happens next ("the run starts by itself"); a failure's
+    sentence is kept under ``error_key`` for the page to show.
+    """
+
+    @st.fragment(run_every=POLL_SECONDS)
+    def poll() -> None:
+        snap = build.snapshot()
+        if snap.finished:
+            if snap.error:
+                st.session_state[error_key] = f"Building {snap.label} failed: {snap.error}"
+            st.rerun(scope="app")
+        fraction, text = progress_text(build)
+        st.progress(min(max(fraction, 0.0), 1.0), text=f"{text} {then}")
+
+    poll()
