@@ -10,7 +10,7 @@ import pytest
 from engine.cli import main
 from engine.fbo.presets import FTS_REFERENCE, PRESETS, reference_name
 from engine.reproduce import LANDMINE_CLAIMS, LANDMINE_SETTINGS, Claim, Setting, SettingResult, compare, judge
-from engine.reproduce.report import run_part
+from engine.reproduce.report import Part, run_part
 from engine.sweep import get_adapter, preset_spec
 
 
@@ -56,8 +56,9 @@ def test_verdicts_hold_reverse_or_are_not_significant():
 def test_a_small_part_runs_every_setting_on_shared_seeds():
     base = dict(dataset="synthetic", agents=6, iterations=3, features=10, n_init=3)
     settings = [Setting("ts", "TS", dict(algorithm="ts")), Setting("fts", "FTS", dict(FTS_REFERENCE))]
-    part = run_part("toy", "toy", "simple regret", base, settings, [Claim("fts beats ts", "test", ("fts",), "ts")],
-                    (0, 3), runs=3, seed=5, jobs=1)
+    toy = Part("toy", "toy", "simple regret", base, tuple(settings), (Claim("fts beats ts", "test", ("fts",), "ts"),),
+               (0, 3), 3)
+    part = run_part(toy, runs=3, seed=5, jobs=1)
     payload = json.loads(json.dumps(part.to_json()))
     assert payload["runs"] == 3 and [s["key"] for s in payload["settings"]] == ["ts", "fts"]
     ts = payload["settings"][0]

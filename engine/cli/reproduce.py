@@ -13,6 +13,7 @@ import time
 
 from engine.reproduce import PARTS, reproduce_dp_fts_de
 from engine.reproduce.dp_fts_de import LANDMINE_RUNS, SYNTHETIC_RUNS
+from engine.reproduce.report import deciding_comparison
 from engine.validation import ConfigError
 
 HELP = "Reproduce a paper's experiments (dp-fts-de): curves with standard errors over runs, claims judged."
@@ -58,12 +59,10 @@ def summary_lines(payload: dict) -> list[str]:
             lines.append(f"{s['label']:34s} {eps:>8s} {cells}")
         lines.append("Claims (difference = claimed loser minus claimed winner, paired over runs):")
         for c in part["claims"]:
-            n = c["numbers"]
-            if "comparisons" in n:
-                best = max(n["comparisons"], key=lambda x: x["z"] if x["z"] is not None else -1e9)
-                detail = f"best: {best['better']} by {best['difference']:+.4f} (s.e. {best['stderr']:.4f})"
-            else:
-                detail = f"{n['difference']:+.4f} (s.e. {n['stderr']:.4f})"
+            n = deciding_comparison(c["numbers"])
+            detail = f"{n['difference']:+.4f} (s.e. {n['stderr']:.4f})"
+            if "comparisons" in c["numbers"]:
+                detail = f"best: {n['better']} by {detail}"
             lines.append(f"  [{c['verdict']:>15s}] {c['claim']}: {detail}")
     return lines
 

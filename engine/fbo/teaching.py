@@ -14,7 +14,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from engine.fbo.config import FboConfig
+from engine.fbo.plan import resolve_agents
 from engine.fbo.simulation import Simulation
+from engine.fbo.subregions import Subregions
+from engine.fbo.weights import subregion_weights
 from engine.validation import check_int
 
 MAX_ROUND = 40
@@ -78,3 +81,51 @@ def round_weights(weights: np.ndarray, assignment: np.ndarray) -> tuple[float, f
     own = np.asarray(assignment)[None, :] == np.arange(weights.shape[0])[:, None]
     other = float(weights[~own].max()) if (~own).any() else 0.0
     return float(weights[own].max()), other
+
+
+@dataclass(frozen=True)
+class NoiseSchedule:
+    """The server's noise over the iterations: DP-FTS-DE's (P sub-regions) against DP-FTS's (P = 1).
+
+    The noise std of a release is z phi_max S / q (Algorithm 1, line 11) with
+    phi_max the largest weight of any agent in any sub-region. DP-FTS averages
+    all N agents with weight 1/N; DP-FTS-DE's adaptive weights first favour each
+    sub-region's own explorers (about N / P agents), so phi_max is near P / N and
+    the noise about P times larger, until the weights even out.
+    """
+
+    iterations: np.ndarray      # (T,) 1..T
+    phi_max: np.ndarray         # (T,) DP-FTS-DE's largest weight in the round used in iteration t
+    dp_fts_de: np.ndarray       # (T,) DP-FTS-DE's noise std per coordinate
+    dp_fts: float               # DP-FTS's noise std at the same q, z, S (weights 1/N)
+    agents: int
+    P: int
+
+    @property
+    def ratio(self) -> np.ndarray:
+        """DP-FTS-DE's noise std over DP-FTS's, per iteration."""
+        return self.dp_fts_de / self.dp_fts
+
+    @property
+    def even_from(self) -> int | None:
+        """The first iteration whose noise equals DP-FTS's (uniform weights), or None within the schedule."""
+        even = np.flatnonzero(np.isclose(self.dp_fts_de, self.dp_fts, rtol=1e-9))
+        return int(self.iterations[even[0]]) if even.size else None
+
+
+def noise_schedule(config: FboConfig, iterations: int | None = None) -> NoiseSchedule:
+    """The noise std of every release of ``config`` (a DP-FTS-DE configuration), and DP-FTS's beside it.
+
+    ``iterations`` defaults to the config's T. The weights are the simulation's
+    (:func:`engine.fbo.weights.subregion_weights` with the config's schedule,
+    ``a`` and mode, agents assigned round-robin).
+    """
+    n_agents = resolve_agents(config)
+    T = check_int("iterations", iterations if iterations is not None else config.iterations, 1, 10_000)
+    P = config.n_subregions
+    assignment = Subregions(P, 1).assign(n_agents)
+    ts = np.arange(1, T + 1)
+    phi_max = np.array([subregion_weights(assignment, P, int(t), a=config.weight_a, schedule=config.weight_schedule,
+                                          mode=config.weights).max() for t in ts])
+    return NoiseSchedule(ts, phi_max, config.z * phi_max * config.S / config.q,
+                         float(config.z * config.S / (n_agents * config.q)), n_agents, P)

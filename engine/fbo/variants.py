@@ -117,6 +117,25 @@ def preset_values(name: str) -> dict:
     return values
 
 
+def _same_value(a, b) -> bool:
+    if isinstance(a, (int, float)) and isinstance(b, (int, float)) and not isinstance(a, bool):
+        return float(a) == float(b)
+    return a == b
+
+
+def preset_in_view(values: Mapping[str, Any], names: Iterable[str] = tuple(PRESETS)) -> str | None:
+    """The paper preset among ``names`` whose comparison ``values`` show, or None.
+
+    The number of runs and the seed are not part of a preset's identity: a
+    preset run with more runs is still that figure.
+    """
+    for name in names:
+        wanted = preset_values(name)
+        if all(_same_value(values.get(key), value) for key, value in wanted.items() if key not in ("runs", "seed")):
+            return name
+    return None
+
+
 def comparison_values(config: Mapping[str, Any], algorithms: Iterable[str] | None = None) -> dict:
     """The comparison values that show ``config`` (FboConfig fields, e.g. ``to_dict()`` or a sweep row).
 

@@ -6,9 +6,28 @@ setting's curve with standard errors over runs and the list of claim verdicts
 ``{"claim", "source", "holds", "verdict", "numbers"}``.
 """
 
-from engine.reproduce.dp_fts_de import LANDMINE_CLAIMS, LANDMINE_SETTINGS, PARTS, SYNTHETIC_CLAIMS, SYNTHETIC_SETTINGS
+from engine.reproduce.dp_fts_de import (
+    LANDMINE_CLAIMS,
+    LANDMINE_SETTINGS,
+    PART_SPECS,
+    PARTS,
+    SYNTHETIC_CLAIMS,
+    SYNTHETIC_SETTINGS,
+)
 from engine.reproduce.dp_fts_de import reproduce as reproduce_dp_fts_de
-from engine.reproduce.report import Claim, PartResult, Setting, SettingResult, Verdict, compare, judge
+from engine.reproduce.report import (
+    Claim,
+    Part,
+    PartResult,
+    Setting,
+    SettingResult,
+    Verdict,
+    compare,
+    judge,
+    part_from_results,
+    small_run_configs,
+)
 
-__all__ = ["Claim", "LANDMINE_CLAIMS", "LANDMINE_SETTINGS", "PARTS", "PartResult", "SYNTHETIC_CLAIMS",
-           "SYNTHETIC_SETTINGS", "Setting", "SettingResult", "Verdict", "compare", "judge", "reproduce_dp_fts_de"]
+__all__ = ["Claim", "LANDMINE_CLAIMS", "LANDMINE_SETTINGS", "PARTS", "PART_SPECS", "Part", "PartResult",
+           "SYNTHETIC_CLAIMS", "SYNTHETIC_SETTINGS", "Setting", "SettingResult", "Verdict", "compare", "judge",
+           "part_from_results", "reproduce_dp_fts_de", "small_run_configs"]

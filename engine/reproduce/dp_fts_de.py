@@ -1,11 +1,12 @@
 """Reproducing the DP-FTS-DE paper: its landmine protocol (Sec. 5.2, Fig. 3a and 3d) and its
-synthetic Fig. 2a and 2c, with every claim judged over runs.
+synthetic Fig. 2a, 2c and 2d, with every claim judged over runs.
 
 Landmine: 29 agents, T = 60, the authors' split and settings (``engine.fbo.presets.LANDMINE``),
 100 runs per setting in the paper. Lines: TS, the paper's "FTS" (the DP-FTS-DE code with P = 1
 and no privacy, ``fts-de`` with P = 1), FTS-DE (P = 4) and DP-FTS-DE at the nine (q, z) of
 Fig. 3a. Synthetic: N = 200, T = 40, 5 runs per line in the paper; TS, FTS (P = 1), FTS-DE with
-P = 2 and 3 (Fig. 2a) and DP-FTS-DE with q = 0.15, 0.25, 0.5 at z = 1 (Fig. 2c).
+P = 2 and 3 (Fig. 2a), DP-FTS-DE with q = 0.15, 0.25, 0.5 at z = 1 (Fig. 2c) and z = 1, 1.2, 1.5 at
+q = 0.25 (Fig. 2d).
 
 The claims are the paper's sentences about these figures, in our words, with where they are.
 """
@@ -13,7 +14,7 @@ The claims are the paper's sentences about these figures, in our words, with whe
 from __future__ import annotations
 
 from engine.fbo.presets import FTS_REFERENCE, LANDMINE, SYNTHETIC
-from engine.reproduce.report import Claim, PartResult, Progress, Setting, run_part
+from engine.reproduce.report import Claim, Part, PartResult, Progress, Setting, run_part
 from engine.validation import check_choice, check_int
 
 PARTS = ("landmine", "synthetic")
@@ -38,7 +39,8 @@ LANDMINE_SETTINGS = [
 _MAIN = _dp_key(0.35, 1.0)
 LANDMINE_CLAIMS = [
     Claim(f"DP-FTS-DE (q = {q:g}, z = {z:g}) outperforms standard TS after 60 iterations",
-          "Sec. 5.2, Fig. 3a: 'significantly outperforms standard TS in all settings'", (_dp_key(q, z),), "ts", 60)
+          "Sec. 5.2, Fig. 3a: 'significantly outperforms standard TS in all settings'", (_dp_key(q, z),), "ts", 60,
+          family="DP-FTS-DE outperforms TS after 60 iterations in every setting")
     for q, z in FIG3A_DP
 ] + [
     Claim("FTS-DE converges faster than TS (mean 1 - AUC over iterations 1-60)", "Sec. 5.2, Fig. 3d",
@@ -68,7 +70,9 @@ SYNTHETIC_SETTINGS = [
     Setting("fts-de P=2", "FTS-DE (P = 2)", dict(algorithm="fts-de", P=2)),
     Setting("fts-de P=3", "FTS-DE (P = 3)", dict(algorithm="fts-de", P=3)),
 ] + [Setting(f"dp-fts-de q={q:g}", f"DP-FTS-DE (q = {q:g}, z = 1, P = 2)",
-             dict(algorithm="dp-fts-de", P=2, q=q, z=1.0)) for q in (0.15, 0.25, 0.5)]
+             dict(algorithm="dp-fts-de", P=2, q=q, z=1.0)) for q in (0.15, 0.25, 0.5)
+] + [Setting(f"dp-fts-de q=0.25 z={z:g}", f"DP-FTS-DE (q = 0.25, z = {z:g}, P = 2)",
+             dict(algorithm="dp-fts-de", P=2, q=0.25, z=z)) for z in (1.2, 1.5)]
 
 SYNTHETIC_CLAIMS = [
     Claim("FTS converges faster than standard TS (mean simple regret over iterations 1-40)",
@@ -81,10 +85,23 @@ SYNTHETIC_CLAIMS = [
           ("dp-fts-de q=0.25",), "dp-fts-de q=0.15"),
     Claim("Larger q, better utility: q = 0.5 beats q = 0.25", "Sec. 5.1, Fig. 2c",
           ("dp-fts-de q=0.5",), "dp-fts-de q=0.25"),
+    Claim("Smaller z, better utility: z = 1 beats z = 1.2 (q = 0.25)", "Sec. 5.1, Fig. 2d",
+          ("dp-fts-de q=0.25",), "dp-fts-de q=0.25 z=1.2"),
+    Claim("Smaller z, better utility: z = 1.2 beats z = 1.5 (q = 0.25)", "Sec. 5.1, Fig. 2d",
+          ("dp-fts-de q=0.25 z=1.2",), "dp-fts-de q=0.25 z=1.5"),
 ]
 
-# Privacy losses the paper prints for Fig. 2c (T = 40, N = 200, moments accountant).
-PAPER_EPSILON = {"dp-fts-de q=0.15": 5.93, "dp-fts-de q=0.25": 9.91, "dp-fts-de q=0.5": 20.12}
+# Privacy losses the paper prints for Fig. 2c and 2d (T = 40, N = 200, moments accountant).
+PAPER_EPSILON = {"dp-fts-de q=0.15": 5.93, "dp-fts-de q=0.25": 9.91, "dp-fts-de q=0.5": 20.12,
+                 "dp-fts-de q=0.25 z=1.2": 7.39, "dp-fts-de q=0.25 z=1.5": 5.22}
+
+
+PART_SPECS = {
+    "landmine": Part("landmine", "Landmine detection (Sec. 5.2, Fig. 3a and 3d)", "1 - AUC", LANDMINE,
+                     tuple(LANDMINE_SETTINGS), tuple(LANDMINE_CLAIMS), (0, 10, 30, 60), LANDMINE_RUNS),
+    "synthetic": Part("synthetic", "Synthetic GP functions (Sec. 5.1, Fig. 2a, 2c and 2d)", "simple regret",
+                      SYNTHETIC, tuple(SYNTHETIC_SETTINGS), tuple(SYNTHETIC_CLAIMS), (0, 10, 30, 40), SYNTHETIC_RUNS),
+}
 
 
 def reproduce(parts=PARTS, *, runs: int = LANDMINE_RUNS, synthetic_runs: int = SYNTHETIC_RUNS, seed: int = 0,
@@ -116,12 +133,6 @@ def reproduce(parts=PARTS, *, runs: int = LANDMINE_RUNS, synthetic_runs: int = S
     out = {}
     for part in parts:
         report = (lambda done, total, part=part: progress(part, done, total)) if progress else None
-        if part == "landmine":
-            out[part] = run_part("landmine", "Landmine detection (Sec. 5.2, Fig. 3a and 3d)", "1 - AUC", LANDMINE,
-                                 LANDMINE_SETTINGS, LANDMINE_CLAIMS, (0, 10, 30, 60), runs=runs, seed=seed,
-                                 jobs=jobs, progress=report)
-        else:
-            out[part] = run_part("synthetic", "Synthetic GP functions (Sec. 5.1, Fig. 2a and 2c)", "simple regret",
-                                 SYNTHETIC, SYNTHETIC_SETTINGS, SYNTHETIC_CLAIMS, (0, 10, 30, 40),
-                                 runs=synthetic_runs, seed=seed, jobs=jobs, progress=report)
+        out[part] = run_part(PART_SPECS[part], runs=runs if part == "landmine" else synthetic_runs, seed=seed,
+                             jobs=jobs, progress=report)
     return out

@@ -18,14 +18,16 @@ Everything is plain data (``to_json``), so the CLI prints it and a page can draw
 from __future__ import annotations
 
 import os
+import re
 import time
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Callable, Sequence
+from typing import Callable, Mapping, Sequence
 
 import numpy as np
 
 from engine.fbo.records import standard_error
+from engine.validation import check_int
 
 Z_THRESHOLD = 2.0          # about a 2.3 % one-sided error rate per claim under the normal approximation
 RUNS_PER_BLOCK = 25        # runs simulated together in one task (memory, progress and load balance)
@@ -81,7 +83,9 @@ class Claim:
 
     ``at`` is an iteration or ``"curve"`` (the mean over iterations 1..T, for
     "converges faster"). With several ``better`` keys the claim is that at least
-    one of them beats ``worse`` (``any_of``).
+    one of them beats ``worse`` (``any_of``). ``family`` names the paper's sentence
+    when one sentence makes several claims (one per setting), so a summary can
+    count them together.
     """
 
     text: str
@@ -89,10 +93,40 @@ class Claim:
     better: tuple
     worse: str
     at: object = "curve"
+    family: str = ""
 
     @property
     def any_of(self) -> bool:
         return len(self.better) > 1
+
+    @property
+    def figures(self) -> tuple[str, ...]:
+        """The figures the claim is about, as preset names ("fig3a"), read from its source."""
+        return tuple(f"fig{number}{panel}" for number, panel in re.findall(r"Fig\. (\d+)([a-z])", self.source))
+
+
+@dataclass(frozen=True)
+class Part:
+    """One experiment of a paper: its base configuration, the settings (lines) and the claims about them."""
+
+    name: str
+    title: str
+    metric_label: str
+    base: dict
+    settings: tuple
+    claims: tuple
+    checkpoints: tuple
+    paper_runs: int             # runs per setting in the paper
+
+    @property
+    def figures(self) -> tuple[str, ...]:
+        """The paper's figures the claims are about, in the claims' order ("fig3a", "fig3d")."""
+        return tuple(dict.fromkeys(f for claim in self.claims for f in claim.figures))
+
+    def settings_of(self, figure: str) -> tuple[str, ...]:
+        """Keys of the settings the claims about ``figure`` compare, in the part's order."""
+        keys = {key for claim in self.claims if figure in claim.figures for key in (*claim.better, claim.worse)}
+        return tuple(s.key for s in self.settings if s.key in keys)
 
 
 @dataclass
@@ -135,10 +169,20 @@ def _verdict_of(z) -> str:
     return "not significant"
 
 
+def deciding_comparison(numbers: dict) -> dict:
+    """The comparison a claim's verdict rests on: the claim's own, or the best of an any-of claim's."""
+    if "comparisons" not in numbers:
+        return numbers
+    return max(numbers["comparisons"], key=lambda c: c["z"] if c["z"] is not None else -np.inf)
+
+
 def judge(claims: Sequence[Claim], results: dict[str, SettingResult]) -> list[Verdict]:
-    """One :class:`Verdict` per claim (positive ``difference`` = the claimed winner is better)."""
+    """One :class:`Verdict` per claim whose settings all ran (positive ``difference``: the claimed winner is
+    better)."""
     out = []
     for claim in claims:
+        if not set(claim.better) | {claim.worse} <= set(results):
+            continue
         comparisons = [compare(results[key], results[claim.worse], claim.at) for key in claim.better]
         verdicts = [_verdict_of(c["z"]) for c in comparisons]
         if claim.any_of:
@@ -163,16 +207,27 @@ def _objective(dataset: str, split, data_dir, env_data_dir, env_cache_dir):
     return build_objective(dataset, data_dir=data_dir, split=split)
 
 
+def setting_config(base: dict, setting: Setting, seed: int, runs: int):
+    """The :class:`engine.fbo.FboConfig` of ``runs`` runs of ``setting`` seeded with ``seed`` (one block)."""
+    from engine.fbo import FboConfig
+
+    return FboConfig(**{**base, **setting.overrides, "runs": runs, "seed": seed})
+
+
+def _outcome(result) -> tuple:
+    """(per-run curves (runs, T + 1), epsilon after T, delta, engine seconds) of an FboResult."""
+    epsilon = result.epsilon[-1] if result.epsilon else None
+    return result.run_curves, epsilon, result.delta if result.config.is_private else None, result.wall_seconds
+
+
 def _run_block(base: dict, setting: Setting, seed: int, runs: int):
     """Run ``runs`` runs of one setting; returns (per-run curves (runs, T + 1), epsilon, delta, seconds)."""
-    from engine.fbo import FboConfig, run_fbo
+    from engine.fbo import run_fbo
 
-    config = FboConfig(**{**base, **setting.overrides, "runs": runs, "seed": seed})
+    config = setting_config(base, setting, seed, runs)
     objective = _objective(config.dataset, config.split, config.data_dir, os.environ.get("DPBO_DATA_DIR"),
                            os.environ.get("DPBO_CACHE_DIR")) if config.dataset != "synthetic" else None
-    result = run_fbo(config, objective)
-    epsilon = result.epsilon[-1] if result.epsilon else None
-    return result.run_curves, epsilon, result.delta if config.is_private else None, result.wall_seconds
+    return _outcome(run_fbo(config, objective))
 
 
 def block_seeds(seed: int, runs: int) -> list[tuple[int, int]]:
@@ -242,10 +297,32 @@ class PartResult:
                 "claims": [v.to_json() for v in self.verdicts], "seconds": round(self.seconds, 2)}
 
 
-def run_part(name: str, title: str, metric_label: str, base: dict, settings: Sequence[Setting],
-             claims: Sequence[Claim], checkpoints: Sequence[int], *, runs: int, seed: int = 0,
-             jobs: int | None = None, progress: Progress | None = None) -> PartResult:
+def run_part(part: Part, *, runs: int, seed: int = 0, jobs: int | None = None,
+             progress: Progress | None = None) -> PartResult:
+    """Every setting of ``part`` over ``runs`` runs, and its claims judged."""
     started = time.perf_counter()
-    results = run_settings(base, settings, runs=runs, seed=seed, jobs=jobs, progress=progress)
-    return PartResult(name, title, metric_label, tuple(checkpoints), results, judge(claims, results),
-                      time.perf_counter() - started)
+    results = run_settings(part.base, part.settings, runs=runs, seed=seed, jobs=jobs, progress=progress)
+    return PartResult(part.name, part.title, part.metric_label, tuple(part.checkpoints), results,
+                      judge(part.claims, results), time.perf_counter() - started)
+
+
+# ---------------------------------------------------------------------- a small run, one line per setting
+
+def small_run_configs(part: Part, runs: int, seed: int = 0) -> list:
+    """(setting, FboConfig) of every setting for a run of at most ``RUNS_PER_BLOCK`` runs (one block each).
+
+    These are the configurations :func:`run_part` runs with the same ``runs`` and
+    ``seed``, so a page can step them one iteration at a time (a Simulation per
+    setting) and get the command line's numbers.
+    """
+    runs = check_int("runs", runs, 2, RUNS_PER_BLOCK, name="runs per setting")
+    [(block_seed, size)] = block_seeds(seed, runs)
+    return [(setting, setting_config(part.base, setting, block_seed, size)) for setting in part.settings]
+
+
+def part_from_results(part: Part, results: Mapping[str, object], seconds: float = 0.0) -> PartResult:
+    """A :class:`PartResult` from finished FboResults by setting key (judging the claims whose settings ran)."""
+    by_key = {s.key: s for s in part.settings}
+    settings = {key: SettingResult(by_key[key], *_outcome(result)) for key, result in results.items()}
+    return PartResult(part.name, part.title, part.metric_label, tuple(part.checkpoints), settings,
+                      judge(part.claims, settings), seconds)
