@@ -13,7 +13,18 @@ from pathlib import Path
 import streamlit as st
 
 from engine.fbo.presets import PRESETS
-from ui.routes import ACCOUNTANT, APP_TITLE, FAVICON, FBO, HOME_ICON, ROUTES, TRADEOFF, page_link, route_of
+from ui.routes import (
+    ACCOUNTANT,
+    APP_TITLE,
+    FAVICON,
+    FBO,
+    HOME_ICON,
+    REPRODUCTION,
+    ROUTES,
+    TRADEOFF,
+    page_link,
+    route_of,
+)
 
 ROOT = Path(__file__).resolve().parent
 
@@ -68,6 +79,8 @@ def home() -> None:
                   help="The paper's epsilons 5.93, 9.91, 20.12, 7.39, 5.22 next to ours.")
         page_link(TRADEOFF, "Fig. 3a · landmine privacy against utility", icon=TRADEOFF.icon,
                   query_params={"preset": "fig3a"}, help=PRESETS["fig3a"]["label"])
+        page_link(REPRODUCTION, "Fig. 2-3 · which claims hold over 100 runs", icon=REPRODUCTION.icon,
+                  help="Our curves beside the paper's claims, each judged over 100 paired runs.")
 
     st.subheader("Pages")
     cols = st.columns(3, gap="medium")

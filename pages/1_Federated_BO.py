@@ -8,7 +8,7 @@ import time
 import streamlit as st
 
 from engine.fbo import Simulation
-from engine.fbo.variants import build_variants
+from engine.fbo.variants import build_variants, preset_in_view
 from engine.limits import check
 from engine.objectives import DatasetUnavailable, dataset_label
 from engine.objectives.registry import data_status
@@ -21,6 +21,7 @@ from ui.errors import ErrorSlots
 from ui.fbo_figures import convergence_figure, convergence_lines, epsilon_lines, privacy_figure
 from ui.fbo_results import CONVERGENCE_ABOUT, PRIVACY_ABOUT, after_run, audited, downloads, privacy_preview, status_text
 from ui.live_run import LiveLine, RunStatus, current_run, run_buttons, run_live, show_failure
+from ui.reproduction_view import preset_note
 from ui.routes import FBO
 from ui.table_build import build_under_way, missing_data, show_build
 from ui.tables import readable
@@ -98,9 +99,14 @@ if config_error is None and not unavailable:
         del st.session_state[AFTER_BUILD]
         run_clicked = True
 
+preset = preset_in_view(values, controls.PAGE_PRESETS)
+if preset is not None:   # a paper figure: what our 100-run reproduction says about its claims
+    preset_note(preset)
 ocols = st.columns([1, 1, 4])
 log_y = ocols[0].toggle("log scale", key="fbo_opt_log", help="Plot the metric on a log axis.")
-band = ocols[1].toggle("error band", value=True, key="fbo_opt_band", help="Shade ± one standard error.")
+band = ocols[1].toggle("error band", value=True, key="fbo_opt_band",
+                       help="Shade ± one standard error over runs (each run's mean over its agents is one "
+                            "replicate); a single run has no band.")
 chart_cols = st.columns([3, 2])
 conv_slot = chart_cols[0].empty()
 priv_slot = chart_cols[1].empty()

@@ -5,12 +5,18 @@ from __future__ import annotations
 import numpy as np
 import streamlit as st
 
-from engine.fbo.teaching import round_weights, server_round, teaching_config
+from engine.fbo.teaching import MAX_ROUND, noise_schedule, round_weights, server_round, teaching_config
 from engine.limits import check, fbo_cost
 from engine.validation import ConfigError
 from ui.charts import show
 from ui.errors import ErrorSlots
-from ui.fbo_figures import functions_figure, norms_figure, signal_noise_figure, weights_bar_figure
+from ui.fbo_figures import (
+    functions_figure,
+    noise_schedule_figure,
+    norms_figure,
+    signal_noise_figure,
+    weights_bar_figure,
+)
 from ui.presenter import PRESENT, presenter_toggle, presenter_wanted, slide_nav
 from ui.routes import TEACHING
 from ui.state import Param, current_values, init_state, set_state
@@ -31,7 +37,7 @@ PARAMS = {
     "present": PRESENT,
 }
 STEPS = ["The agents' vectors", "Subsampling", "Clipping", "Weighted sums per sub-region", "Noise",
-         "Back to functions"]
+         "Back to functions", "More noise than DP-FTS, early on"]
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
@@ -170,7 +176,7 @@ elif step == 4:
                "the agents receive.")
     st.caption(" · ".join(f"sub-region {i + 1}: ‖signal‖ = {signal_norm[i]:.2f}, ‖noise‖ = {noise_norm[i]:.2f}"
                           for i in range(P)))
-else:
+elif step == 5:
     text.markdown(
         "Every agent receives the P noisy vectors and turns each back into a function f̃(x) = φ(x)ᵀω⁽ⁱ⁾, using "
         "sub-region i's vector inside sub-region i (thick lines; dotted: the same without noise). With probability "
@@ -180,6 +186,26 @@ else:
          large=large, about="The received vectors turned back into functions over x (thick inside their own "
                             "sub-region, dotted without noise), the objective in black on the right axis, and the "
                             "star where an agent that follows the server queries next.")
+else:
+    sched = noise_schedule(config, MAX_ROUND)
+    first, even = sched.dp_fts_de[0], sched.even_from
+    until = f" until the weights even out at t = {even}" if even else ""
+    text.markdown(
+        f"**DP-FTS-DE's first rounds are {sched.ratio[0]:.1f} times noisier than DP-FTS's** (P = {P}): noise std "
+        f"**{first:.3f}** against **{sched.dp_fts:.3f}** per coordinate{until}. A property of the published "
+        "mechanism, not a bug.")
+    if not large:  # presenter mode: the one idea above and the chart; the reasons are for reading
+        text.markdown(
+            f"The noise must hide the largest change one agent can cause, so it grows with the largest weight "
+            f"φ_max (Algorithm 1, line 11: the largest over every sub-region). DP-FTS (P = 1) weighs every agent "
+            f"1/N = {1 / N:.4f}. DP-FTS-DE's weights first favour each sub-region's own explorers (about N/P = "
+            f"{N / P:.0f} agents), so at t = 1 φ_max = {sched.phi_max[0]:.4f} ≈ P/N. This falls in the first "
+            "rounds, when agents follow the broadcast most (1 − p_t is largest), so compare DP-FTS with DP-FTS-DE "
+            "knowing it.")
+    show(noise_schedule_figure(sched.iterations, sched.dp_fts_de, sched.dp_fts, P=P, current=values["t"]),
+         key="teach_fig_noise_schedule", large=large,
+         about="The noise the server adds to every coordinate in each round, DP-FTS-DE's against DP-FTS's at the same "
+               "q, z and S, with this round circled.")
 
 if not large:  # presenter mode keeps to the one idea on screen
     with st.expander("Where this is in the paper"):

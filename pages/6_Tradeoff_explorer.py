@@ -19,6 +19,7 @@ from ui import sweep_controls as controls
 from ui.charts import show
 from ui.errors import ErrorSlots
 from ui.live_run import LiveLine, RunStatus, run_live, show_failure
+from ui.reproduction_view import preset_note
 from ui.routes import TRADEOFF, page_link
 from ui.sweep_figures import frontier_figure, heatmap_figure, settings_table
 from ui.table_build import missing_data
@@ -67,6 +68,9 @@ with build_tab:
         st.caption(f"{settings} settings" + (f" + {refs} reference{'s' if refs > 1 else ''}" if refs else "")
                    + f" = {len(cells)} cells x {spec.runs} runs = {len(cells) * spec.runs} table rows. "
                    "Finished cells are kept on disk: running the same sweep again only runs what is missing.")
+    shown_preset = (st.session_state.get(controls.RESULT_KEY) or {}).get("preset")
+    if values["preset"] != controls.CUSTOM and values["preset"] != shown_preset:
+        preset_note(values["preset"])   # a paper figure: what our 100-run reproduction says (nothing if no claims)
     run_clicked = st.button("Run sweep", type="primary", icon=":material/play_arrow:", key="sw_run",
                             disabled=spec is None or (data is not None and not data.available))
     run_errors = ErrorSlots()
@@ -91,7 +95,7 @@ with build_tab:
                          + (f" ({summary.cells_reused} cells from an earlier run)" if summary.cells_reused else ""))
             st.session_state[controls.RESULT_KEY] = dict(
                 table=summary.table, label=spec.describe(get_adapter(spec.tool).label), source="run",
-                failures=summary.failed, dataset=dataset,
+                failures=summary.failed, dataset=dataset, preset=values["preset"],
                 reused=(summary.cells_reused, summary.cells, saved_at) if summary.cells_reused else None)
 
 # ---------------------------------------------------------------- open a saved table
@@ -137,6 +141,8 @@ def show_results(result: dict) -> None:
     for note in controls.provenance(result):
         st.info(note, icon=":material/history:")
     tied = ties(pair_differences(table))
+    if result.get("preset") not in (None, controls.CUSTOM):
+        preset_note(result["preset"])
 
     st.markdown("**Privacy loss against utility** — one point per setting (mean over runs, bars: one standard "
                 "error); ringed gold: Pareto-optimal settings; dashed lines: non-private references; thick grey: "

@@ -79,6 +79,22 @@ def test_short_run_produces_charts_and_downloads():
     assert (np.diff(private.groupby("iteration")["epsilon"].first().to_numpy()) > 0).all()
 
 
+def test_a_single_run_shows_no_standard_error():
+    at = small_page()
+    at.number_input(key="fbo_runs").set_value(1).run()
+    at.button(key="fbo_run").click().run()
+    assert not at.exception and done(run_state(at))
+    summary = next(df.value for df in at.dataframe if "± s.e. over runs" in df.value.columns)
+    assert set(summary["± s.e. over runs"]) == {"—"}          # one run: nothing to estimate it from
+    conv = next(json.loads(c.proto.spec) for c in at.get("plotly_chart")
+                if json.loads(c.proto.spec)["layout"]["title"]["text"].startswith("Convergence"))
+    assert not [t for t in conv["data"] if t.get("fill") == "toself"]
+    at.number_input(key="fbo_runs").set_value(2).run()
+    at.button(key="fbo_run").click().run()
+    summary = next(df.value for df in at.dataframe if "± s.e. over runs" in df.value.columns)
+    assert "—" not in set(summary["± s.e. over runs"])
+
+
 def test_plot_option_does_not_rerun_the_simulation():
     at = small_page()
     at.button(key="fbo_run").click().run()
@@ -250,14 +266,15 @@ def test_teaching_view_walks_through_the_steps():
     at = AppTest.from_file(TEACH, default_timeout=TIMEOUT).run()
     assert not at.exception and not at.error
     seen = []
-    for _ in range(6):
+    for _ in range(8):
         assert len(at.get("plotly_chart")) >= 1
         seen.append(at.session_state["teach_step"])
         if at.button(key="teach_next").disabled:
             break
         at.button(key="teach_next").click().run()
         assert not at.exception
-    assert seen == list(range(6))
+    assert seen == list(range(7))
+    at.button(key="teach_prev").click().run()    # step 6 of the round; the 7th compares the noise with DP-FTS's
     # The right axis of step 6 has round ticks of its own (issue 13, item 7).
     functions = json.loads(at.get("plotly_chart")[0].proto.spec)["layout"]["yaxis2"]
     assert functions["tickformat"] == ".1f" and functions["tickmode"] == "auto"

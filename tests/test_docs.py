@@ -69,6 +69,8 @@ SMALLER = {
                                                                                   "effective_epsilon", "good")),
     # Trains every candidate on 100 clients; 20 clients and 100 repetitions exercise the same path.
     "python -m engine hype --mode data": Smaller({"--clients": "20", "--repetitions": "100"}, ()),
+    # 9 settings x 5 runs of 200 agents; 2 runs per setting give the same settings, claims and keys.
+    "python -m engine reproduce dp-fts-de --parts synthetic": Smaller({"--synthetic-runs": "2"}, ("paper", "seed")),
     # 20 runs of 50 iterations on a 10,000-point grid; 2 runs give the same curator's release.
     "python -m engine pogpucb": Smaller({"--runs": "2"}, ("branch", "sigma_min", "omega", "max_admissible_r",
                                                           "distortion_bound", "epsilon", "log_epsilon")),
@@ -85,6 +87,12 @@ NOT_RUN = {
     "PYTHONPATH=$PWD dask worker": "needs a Dask cluster of several machines",
     "python -m engine sweep --tool fbo --preset fig3a --out data/cache/sweeps/fig3a.parquet --executor dask":
         "needs a Dask cluster (`--scheduler tcp://<host>:8786` is a placeholder)",
+    "python -m engine reproduce dp-fts-de --parts landmine --runs 100":
+        "the stored 100-run reproduction (10 minutes on two cores); tests/test_reproduction_stored.py checks its "
+        "output in data/reproduction/ against docs/paper-comparisons.md",
+    "python -m engine reproduce dp-fts-de --parts synthetic --synthetic-runs 100":
+        "the stored 100-run reproduction (minutes on two cores); tests/test_reproduction_stored.py checks its "
+        "output in data/reproduction/ against docs/paper-comparisons.md",
 }
 
 

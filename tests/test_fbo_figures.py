@@ -61,6 +61,15 @@ def test_convergence_log_scale_and_no_band():
     assert tuple(fig.layout.xaxis.range) == (0, 10)
 
 
+def test_a_single_run_draws_no_band():
+    # One run: the standard error over runs is undefined (NaN), so no band rather than a misleading one.
+    result = run_fbo(FboConfig(algorithm="ts", dataset="synthetic", agents=6, iterations=3, runs=1, seed=1))
+    [line] = convergence_lines([("TS", result)])
+    assert np.isnan(line.err).all()
+    fig = convergence_figure([line])
+    assert [t.fill for t in fig.data] == [None] and "over runs" in fig.layout.title.text
+
+
 def test_empty_figures_explain_themselves():
     assert "Press Run" in convergence_figure([], empty_text="Press Run").layout.annotations[0].text
     assert "spend no privacy" in privacy_figure([]).layout.annotations[0].text

@@ -67,17 +67,18 @@ def _empty_note(fig: go.Figure, text: str) -> None:
 
 def convergence_figure(lines: Sequence[Line], *, metric_label: str = "simple regret", log_y: bool = False,
                        band: bool = True, total_iterations: int | None = None,
-                       empty_text: str = "No iterations yet.") -> go.Figure:
-    """Mean metric per iteration with a standard-error band, one line per algorithm.
+                       empty_text: str = "No iterations yet.", title: str | None = None) -> go.Figure:
+    """Mean metric per iteration with a band of one standard error over runs, one line per algorithm.
 
     ``total_iterations`` fixes the x range so a live chart does not rescale as it grows.
-    ``empty_text`` is shown when there is no line yet.
+    ``empty_text`` is shown when there is no line yet. A line without a finite
+    standard error (one run: nothing to estimate it from) gets no band.
     """
     fig = go.Figure()
     for line in assign_colors(lines):
         x, y = np.asarray(line.x), np.asarray(line.y, dtype=float)
-        if band and line.err is not None and x.size > 1:
-            err = np.asarray(line.err, dtype=float)
+        err = None if line.err is None else np.asarray(line.err, dtype=float)
+        if band and err is not None and x.size > 1 and np.isfinite(err).all():
             low = np.maximum(y - err, 1e-12) if log_y else y - err
             fig.add_trace(go.Scatter(
                 x=np.concatenate([x, x[::-1]]), y=np.concatenate([y + err, low[::-1]]), fill="toself",
@@ -88,7 +89,7 @@ def convergence_figure(lines: Sequence[Line], *, metric_label: str = "simple reg
                                  line=_line_style(line), marker=dict(color=line.color, size=8),
                                  legendgroup=line.label, hovertemplate="%{y:.4f}"))
     style(fig, hovermode="x unified",
-          title=f"Convergence: mean {metric_label} (± standard error) over agents and runs",
+          title=title or f"Convergence: mean {metric_label} over agents and runs (± s.e. over runs)",
           x="iteration t", y=f"{metric_label} (lower is better)")
     if not lines:
         _empty_note(fig, empty_text)
@@ -366,6 +367,29 @@ def functions_figure(x: np.ndarray, clean: np.ndarray, noisy: np.ndarray | None,
         # Round, evenly spaced ticks of its own (not synchronised with the left axis's grid).
         fig.update_layout(yaxis2=dict(overlaying="y", side="right", title="objective", showgrid=False,
                                       tickmode="auto", nticks=6, tickformat=".1f", zeroline=False))
+    return fig
+
+
+def noise_schedule_figure(iterations: np.ndarray, dp_fts_de: np.ndarray, dp_fts: float, *, P: int,
+                          current: int | None = None) -> go.Figure:
+    """The server's noise std per coordinate over the iterations: DP-FTS-DE's against DP-FTS's (flat).
+
+    ``current`` marks the round the teaching view opens.
+    """
+    fig = go.Figure()
+    fig.add_trace(go.Scatter(x=iterations, y=dp_fts_de, mode="lines+markers", name=f"DP-FTS-DE (P = {P})",
+                             line=dict(color=PALETTE[0], width=2.5), marker=dict(size=5),
+                             hovertemplate="t = %{x}: %{y:.3f}<extra>DP-FTS-DE</extra>"))
+    fig.add_trace(go.Scatter(x=iterations, y=np.full(len(iterations), dp_fts), mode="lines", name="DP-FTS (P = 1)",
+                             line=dict(color=BASELINE_COLOR, width=2, dash="dash"),
+                             hovertemplate="%{y:.3f}<extra>DP-FTS</extra>"))
+    if current is not None and 1 <= current <= len(iterations):
+        fig.add_trace(go.Scatter(x=[current], y=[dp_fts_de[current - 1]], mode="markers",
+                                 name=f"this round (t = {current})", hoverinfo="skip",
+                                 marker=dict(color=CLIPPED_COLOR, size=12, symbol="circle-open", line=dict(width=3))))
+    style(fig, title="Noise std z·φ_max·S/q per coordinate, round by round", x="iteration t",
+          y="noise std per coordinate")
+    fig.update_yaxes(rangemode="tozero")
     return fig
 
 

@@ -35,8 +35,8 @@ from ui.state import query_dict
 from ui.tables import MISSING
 
 CONVERGENCE_ABOUT = ("How far each line's agents still are from the best value after every iteration (lower is "
-                     "better), averaged over agents and runs, with a shaded band of one standard error and TS "
-                     "dashed as the baseline.")
+                     "better), averaged over agents and runs, with a shaded band of one standard error over runs "
+                     "(none for a single run) and TS dashed as the baseline.")
 PRIVACY_ABOUT = ("The privacy loss ε each private line has spent after every iteration; it only grows, and a "
                  "budget line marks where the server stops releasing.")
 
@@ -160,7 +160,9 @@ def summary_table(runs) -> pd.DataFrame:
     for label, res in runs:
         last = res.records[-1]
         private = res.config.is_private
-        rows.append({"line": label, f"final {res.metric_label}": f"{last.mean:.5f}", "± s.e.": f"{last.stderr:.5f}",
+        # The standard error is over runs (the mean over agents of each run is one replicate): none for one run.
+        stderr = f"{last.stderr:.5f}" if np.isfinite(last.stderr) else MISSING
+        rows.append({"line": label, f"final {res.metric_label}": f"{last.mean:.5f}", "± s.e. over runs": stderr,
                      "agents": res.n_agents, "z used": f"{res.z:.4g}" if private else MISSING,
                      "δ": f"{res.delta:.3g}" if private else MISSING,
                      "final ε": f"{last.epsilon:.3f}" if last.epsilon is not None else MISSING,

@@ -86,7 +86,11 @@ AUDIT = Route("pages/7_Privacy_audit.py", "Privacy audit", ":material/policy:",
               "Attack the engine's own mechanism code and check a claimed ε against the lower bound the attack "
               "proves.")
 
-ROUTES = (FBO, TEACHING, ACCOUNTANT, HYPE, POGPUCB, TRADEOFF, AUDIT)
+REPRODUCTION = Route("pages/8_Paper_reproduction.py", "Paper reproduction", ":material/fact_check:",
+                     "The DP-FTS-DE paper's experiments over 100 runs: our curves with standard errors beside "
+                     "the paper's claims, and which claims hold.")
+
+ROUTES = (FBO, TEACHING, ACCOUNTANT, HYPE, POGPUCB, TRADEOFF, AUDIT, REPRODUCTION)
 # The page that shows one configuration of each sweep tool.
 TOOL_ROUTES = {"fbo": FBO, "hype": HYPE, "pogpucb": POGPUCB}
 

@@ -40,7 +40,7 @@ _MAIN = _dp_key(0.35, 1.0)
 LANDMINE_CLAIMS = [
     Claim(f"DP-FTS-DE (q = {q:g}, z = {z:g}) outperforms standard TS after 60 iterations",
           "Sec. 5.2, Fig. 3a: 'significantly outperforms standard TS in all settings'", (_dp_key(q, z),), "ts", 60,
-          family="DP-FTS-DE outperforms TS after 60 iterations in every setting")
+          family="DP-FTS-DE beats TS after 60 iterations in every setting")
     for q, z in FIG3A_DP
 ] + [
     Claim("FTS-DE converges faster than TS (mean 1 - AUC over iterations 1-60)", "Sec. 5.2, Fig. 3d",

@@ -74,7 +74,7 @@ class FigureVerdicts:
     part: str
     runs: int
     claims: list                # stored claim dicts, each with "family" added
-    headline: str               # "Fig. 3a over 100 paired runs per setting: 4 of 13 claims hold."
+    headline: str               # "Fig. 3a, 100 paired runs per setting: 3 of 13 claims hold, 1 reversed."
     details: str                # the claims that do not hold (or, if all do, all of them), with the numbers
 
     @property
@@ -112,14 +112,15 @@ def figure_verdicts(figure: str, folder: Path | None = None) -> FigureVerdicts |
 
 
 def _numbers(claim: dict) -> str:
+    """The paired difference ± its standard error (positive: the paper's way)."""
     n = deciding_comparison(claim["numbers"])
-    return f"{n['difference']:+.4f}, s.e. {n['stderr']:.4f}"
+    return f"{n['difference']:+.4f} ± {n['stderr']:.4f}"
 
 
 def _headline(figure: str, runs: int, claims: list) -> str:
     held = sum(c["verdict"] == "holds" for c in claims)
     reversed_ = sum(c["verdict"] == "reversed" for c in claims)
-    text = f"{figure_name(figure)} over {runs} paired runs per setting: {held} of {len(claims)} claims hold"
+    text = f"{figure_name(figure)}, {runs} paired runs per setting: {held} of {len(claims)} claims hold"
     return text + (f", {reversed_} reversed." if reversed_ else ".")
 
 
@@ -148,7 +149,8 @@ def _details(part: StoredPart, claims: list) -> str:
                 where = f"differences {min(diffs):+.4f} to {max(diffs):+.4f}"
             counts.append(f"{verdict} in {len(members)} of {len(group)} ({where})")
         phrases.append(f"{family}: " + ", ".join(counts))
-    return ("Not holding: " if failing else "All hold: ") + " · ".join(phrases) + "."
+    return (("Not holding" if failing else "All hold") + " (difference ± s.e., positive: the paper's way): "
+            + " · ".join(phrases) + ".")
 
 
 def _setting(part: StoredPart, claim: dict) -> str:

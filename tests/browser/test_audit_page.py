@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from tests.browser.conftest import screenshot, wait_for_app
+from tests.browser.conftest import docs_image, screenshot, wait_for_app
+from ui.routes import AUDIT
 
 pytestmark = pytest.mark.browser
 
@@ -36,6 +37,7 @@ def test_audit_page_shows_the_attack_and_catches_the_negative_control(page, app_
     assert "PLD" in page.locator("[data-testid='stSelectbox']").filter(has_text="accountant of the claim").inner_html()
     path = screenshot(page, "privacy_audit")
     assert path.stat().st_size > 50_000
+    docs_image(page, AUDIT)
 
     page.get_by_text("Negative control: the mechanism adds half the noise").click()
     wait_for_app(page)

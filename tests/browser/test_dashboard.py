@@ -97,39 +97,50 @@ def test_federated_bo_run_draws_live_charts(page, app_url):
 
 def test_teaching_view_steps(page, app_url):
     open_page(page, f"{app_url}/Teaching_view")
-    page.get_by_text("Step 1 of 6").first.wait_for()
+    page.get_by_text("Step 1 of 7").first.wait_for()
     page.locator(CHART).first.wait_for()
     wait_for_app(page)
     screenshot(page, "teaching_before")
-    for step in range(2, 7):
+    for step in range(2, 8):
         page.get_by_role("button", name="Next").click()
-        page.get_by_text(f"Step {step} of 6").first.wait_for()
+        page.get_by_text(f"Step {step} of 7").first.wait_for()
         wait_for_app(page)
         if step == 3:
             screenshot(page, "teaching_clipping")
             docs_image(page, TEACHING)
-    page.locator(".gtitle", has_text="What the agents receive").first.wait_for()
+        if step == 6:
+            page.locator(".gtitle", has_text="What the agents receive").first.wait_for()
+            screenshot(page, "teaching")
+    # The last step: DP-FTS-DE's early rounds are noisier than DP-FTS's, with the engine's numbers.
+    page.locator(".gtitle", has_text="Noise std").first.wait_for()
+    page.get_by_text("times noisier").first.wait_for()
     assert page.locator("[data-testid='stException']").count() == 0
-    screenshot(page, "teaching")
+    screenshot(page, "teaching_noise_vs_dp_fts")
 
 
 def test_teaching_view_presenter_mode_moves_with_the_keyboard(page, app_url):
     open_page(page, f"{app_url}/Teaching_view?present=true")
-    page.get_by_text("Step 1 of 6").first.wait_for()
+    page.get_by_text("Step 1 of 7").first.wait_for()
     wait_for_app(page)
     # One idea per screen: the running tally of metrics is gone, every chart keeps its caption.
     assert page.locator("[data-testid='stMain'] [data-testid='stMetric']").count() == 0
     page.get_by_text("What you see:").first.wait_for()
     page.keyboard.press("ArrowRight")
-    page.get_by_text("Step 2 of 6").first.wait_for()
+    page.get_by_text("Step 2 of 7").first.wait_for()
     page.keyboard.press("ArrowRight")
-    page.get_by_text("Step 3 of 6").first.wait_for()
+    page.get_by_text("Step 3 of 7").first.wait_for()
     wait_for_app(page)
     screenshot(page, "teaching_presenter")
+    for step in range(4, 8):
+        page.keyboard.press("ArrowRight")
+        page.get_by_text(f"Step {step} of 7").first.wait_for()
+    wait_for_app(page)
+    page.get_by_text("times noisier").first.wait_for()
+    screenshot(page, "teaching_presenter_noise_vs_dp_fts")
     page.keyboard.press("ArrowLeft")
-    page.get_by_text("Step 2 of 6").first.wait_for()
+    page.get_by_text("Step 6 of 7").first.wait_for()
     page.get_by_role("button", name="Restart the lesson").click()
-    page.get_by_text("Step 1 of 6").first.wait_for()
+    page.get_by_text("Step 1 of 7").first.wait_for()
     assert "present=true" in page.url
 
 

@@ -1,0 +1,160 @@
+"""Paper reproduction: the DP-FTS-DE paper's experiments, our curves beside its claims, judged over runs."""
+
+from __future__ import annotations
+
+import functools
+import time
+
+import streamlit as st
+
+from engine.fbo import Simulation
+from engine.limits import check, format_seconds
+from engine.objectives import dataset_label
+from engine.objectives.registry import data_status
+from engine.reproduce import PART_SPECS, PARTS, part_from_results, small_run_configs
+from engine.reproduce.report import RUNS_PER_BLOCK
+from engine.reproduce.stored import stored_part
+from engine.validation import ConfigError
+from ui.cached import cached_objective, cached_plan
+from ui.charts import show
+from ui.errors import ErrorSlots
+from ui.fbo_figures import convergence_figure, convergence_lines
+from ui.live_run import LiveLine, RunStatus, current_run, run_buttons, run_live, show_failure
+from ui.reproduction_view import show_part
+from ui.routes import REPRODUCTION
+from ui.state import Param, current_values, init_state
+from ui.table_build import build_under_way, missing_data, show_build
+
+SCRIPT_START = time.perf_counter()
+REPRODUCTION.configure()
+
+PREFIX = "repro_"
+RUN_KEY = "repro_run_state"
+BUILD_ERROR = "repro_build_error"
+PARAMS = {
+    "part": Param("landmine", str, PARTS),
+    # A small run is one block of runs per setting (the command line's numbers for the same runs and seed).
+    "runs": Param(4, int, low=2, high=RUNS_PER_BLOCK),
+    "seed": Param(0, int, low=0, high=2**31 - 1),
+}
+TITLES = {"landmine": "Landmine (Fig. 3a, 3d)", "synthetic": "Synthetic (Fig. 2a, 2c, 2d)"}
+
+ignored = init_state(PARAMS, PREFIX)
+slots = ErrorSlots()
+with st.sidebar:
+    st.header("Experiment")
+    st.radio("part of the paper", PARTS, key=PREFIX + "part", format_func=TITLES.get,
+             help="Landmine: 29 agents tune an SVM, 60 iterations (Sec. 5.2). Synthetic: 200 agents on a GP draw, "
+                  "40 iterations (Sec. 5.1).")
+    st.subheader("A small run here")
+    st.number_input("runs per setting", key=PREFIX + "runs", step=1,
+                    help=f"2 to {RUNS_PER_BLOCK}. Every setting runs the same seeds, so the comparisons are paired "
+                         "run by run; differences of 0.001 need about 100 runs to resolve.")
+    slots.under("runs")
+    st.number_input("seed", key=PREFIX + "seed", step=1, help="Seeds the runs; the same seed gives the same numbers "
+                    "as `python -m engine reproduce dp-fts-de` with the same runs.")
+    slots.under("seed")
+    slots.fallback()
+values = current_values(PARAMS, PREFIX)
+part = PART_SPECS[values["part"]]
+stored = stored_part(values["part"])
+
+st.title("Paper reproduction: DP-FTS-DE's claims, judged over runs")
+st.write("The DP-FTS-DE paper's experiments run with this engine as the authors ran them, each setting over many "
+         "seeded runs. Every claim the paper makes about its figures is tested run by run: our curves, with "
+         "standard errors over runs, beside what the paper says, and where a claim does not hold, the numbers.")
+if ignored:
+    st.warning(f"Ignored link parameter(s) that did not fit: {', '.join(ignored)}.")
+
+# ---------------------------------------------------------------- a small live run, priced first
+configs, cost, config_error = [], None, None
+try:
+    configs = small_run_configs(part, values["runs"], values["seed"])
+    plans = [cached_plan(cfg) for _, cfg in configs]
+    cost = check(sum((p.cost for p in plans[1:]), plans[0].cost), what="This reproduction")
+except ConfigError as err:
+    config_error = err
+    slots.show(err)
+data = data_status(part.base["dataset"])
+
+run_clicked, (message_col,) = run_buttons("repro", disabled=config_error is not None or not data.available)
+with message_col:
+    if cost is not None:
+        st.caption(f"Runs all {len(configs)} settings of this part for {values['runs']} runs each here (about "
+                   f"{format_seconds(cost.seconds)} of computing); the results below are the stored "
+                   f"{stored.runs if stored else 100}-run reproduction until it finishes.")
+if not data.available:
+    missing_data(data, dataset_label(part.base["dataset"]).split(":")[0])
+if BUILD_ERROR in st.session_state:
+    st.error(st.session_state.pop(BUILD_ERROR), icon=":material/error:")
+progress_slot = st.empty()
+live_slot = st.empty()
+
+if configs and data.available:
+    # Landmine's first run builds its table of scores once (in the background, its progress shown here).
+    build = build_under_way(configs[0][1], start=run_clicked)
+    if build is not None:
+        with progress_slot:
+            show_build(build, error_key=BUILD_ERROR, then="Press Run once it is ready.")
+        run_clicked = False
+
+
+def simulate(cfg):
+    """One setting's runs, yielded after every iteration."""
+    sim = Simulation(cfg, cached_objective(cfg.dataset, cfg.agents, cfg.alpha, cfg.objective_seed, cfg.domain))
+    for record in sim:
+        record.server_step = None   # only the curves are shown: keep the stored result small
+        yield sim
+
+
+def draw_live(run, suffix: str) -> None:
+    runs = run.shown()
+    if runs:
+        show(convergence_figure(convergence_lines(runs), metric_label=runs[0][1].metric_label,
+                                total_iterations=runs[0][1].config.iterations), key=f"repro_live_{suffix}",
+             where=live_slot, about="The small run growing: each setting's mean over agents and runs after every "
+                                    "iteration, with a band of one standard error over runs.")
+
+
+if run_clicked and config_error is None:
+    lines = [LiveLine(setting.label, functools.partial(simulate, cfg), cfg.iterations + 1)
+             for setting, cfg in configs]
+    run_live(RUN_KEY, lines, values=values, draw=draw_live, progress_slot=progress_slot, errors=slots, cost=cost,
+             what="This reproduction", snapshot=lambda sim: sim.result(), started=SCRIPT_START)
+    live_slot.empty()
+
+# ---------------------------------------------------------------- the results: stored, or the small run's
+run = current_run(RUN_KEY, run_clicked)
+live = None
+if run is not None and run.status is RunStatus.FAILED:
+    show_failure(run, st)
+elif run is not None and run.status is RunStatus.DONE and run.values.get("part") == values["part"]:
+    if "payload" not in run.cache:
+        by_label = {setting.label: setting.key for setting in part.settings}
+        run.cache["payload"] = part_from_results(part, {by_label[label]: res for label, res in run.shown()},
+                                                 run.seconds or 0.0).to_json()
+    live = run.cache["payload"]
+elif run is not None and run.status is RunStatus.STOPPED:
+    st.info("The small run was stopped before every setting finished; the stored results are shown.",
+            icon=":material/pause_circle:")
+
+sources = (["stored"] if stored else []) + (["live"] if live else [])
+if not sources:
+    st.info("No stored reproduction is installed here (data/reproduction/); press Run for a small one.",
+            icon=":material/info:")
+    st.stop()
+labels = {"stored": f"stored: {stored.runs} runs per setting" if stored else "",
+          "live": f"your run: {live['runs']} runs per setting" if live else ""}
+shown = sources[0]
+if len(sources) > 1:   # after a small run: it first, the stored results one click away
+    shown = st.segmented_control("results", sources, default="live", format_func=labels.get,
+                                 key="repro_source") or "live"
+if shown == "stored":
+    generated = stored.provenance
+    st.caption(f"Stored with `{generated.get('command', 'python -m engine reproduce dp-fts-de')}`"
+               + (f" on {generated['date']}" if generated.get("date") else "")
+               + (f" ({generated['note']})" if generated.get("note") else "") + ".")
+    show_part(stored.payload, part, key="repro_stored", source=f"The stored reproduction ({stored.runs} runs)")
+else:
+    show_part(live, part, key="repro_live_result", source=f"Your small run ({live['runs']} runs, seed "
+              f"{run.values['seed']})")

@@ -1,0 +1,56 @@
+"""The Paper reproduction page in Chromium (stored results, a small live run) and the paper presets' notes on the
+Federated BO page and the Trade-off explorer; screenshots of each."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.browser.conftest import docs_image, main_text, screenshot, wait_for_app
+from ui.routes import REPRODUCTION
+
+pytestmark = pytest.mark.browser
+
+RUN_TIMEOUT_MS = 180_000
+CHART_TITLE = "() => [...document.querySelectorAll('.gtitle')].some(t => t.textContent.includes({text!r}))"
+
+
+def test_the_reproduction_page_shows_the_stored_results_and_runs_a_small_one(page, app_url):
+    page.goto(f"{app_url}/Paper_reproduction")
+    wait_for_app(page)
+    page.get_by_role("heading", name="Paper reproduction: DP-FTS-DE's claims, judged over runs").wait_for()
+    page.wait_for_function(CHART_TITLE.format(text="100 runs"))
+    assert page.locator("[data-testid='stDataFrame']").count() == 2        # verdicts, checkpoints
+    assert page.locator("[data-testid='stException']").count() == 0
+    screenshot(page, "paper_reproduction")
+    docs_image(page, REPRODUCTION)
+
+    page.get_by_text("Synthetic (Fig. 2a, 2c, 2d)").click()
+    wait_for_app(page)
+    page.wait_for_function(CHART_TITLE.format(text="Fig. 2d's lines"))
+    assert "part=synthetic" in page.url
+    screenshot(page, "paper_reproduction_synthetic")
+
+    # A small run of the synthetic part: 9 settings x 2 runs of 200 agents, drawn live, then judged.
+    page.get_by_label("runs per setting").fill("2")
+    page.keyboard.press("Enter")
+    wait_for_app(page)
+    page.get_by_role("button", name="Run", exact=True).click()
+    page.get_by_text("your run: 2 runs per setting").wait_for(timeout=RUN_TIMEOUT_MS)
+    wait_for_app(page, RUN_TIMEOUT_MS)
+    page.wait_for_function(CHART_TITLE.format(text="2 runs"))
+    assert page.locator("[data-testid='stException']").count() == 0
+    screenshot(page, "paper_reproduction_small_run")
+
+
+def test_the_paper_presets_say_what_the_reproduction_found(page, app_url):
+    page.goto(f"{app_url}/Federated_BO?preset=fig2c")
+    wait_for_app(page)
+    page.get_by_text("Against the paper: Fig. 2c, 100 paired runs").wait_for()
+    assert "Paper reproduction page" in main_text(page)
+    screenshot(page, "federated_bo_fig2c_note")
+
+    page.goto(f"{app_url}/Tradeoff_explorer?preset=fig3a")
+    wait_for_app(page)
+    page.get_by_text("Against the paper: Fig. 3a, 100 paired runs").wait_for()
+    assert page.locator("[data-testid='stException']").count() == 0
+    screenshot(page, "tradeoff_fig3a_note")

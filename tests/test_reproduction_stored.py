@@ -1,0 +1,162 @@
+"""The stored 100-run reproduction (data/reproduction/), the verdicts each paper preset quotes, the small run a
+page makes, and the noise schedule the teaching view explains."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from engine.fbo import FboConfig, Simulation
+from engine.fbo.presets import LANDMINE
+from engine.fbo.teaching import noise_schedule, teaching_config
+from engine.fbo.variants import preset_in_view, preset_values
+from engine.reproduce import PART_SPECS, Claim, Part, Setting, part_from_results, small_run_configs
+from engine.reproduce.report import Z_THRESHOLD, deciding_comparison, run_part
+from engine.reproduce.stored import STORED_DIR, STORED_FILES, figure_verdicts, stored_part
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.mark.parametrize("name", list(STORED_FILES))
+def test_the_stored_parts_are_the_commands_output_for_every_setting_and_claim(name):
+    stored = stored_part(name)
+    assert stored is not None, f"{STORED_DIR / STORED_FILES[name]} is missing"
+    raw = json.loads(stored.path.read_text())
+    assert raw["paper"] == "dp-fts-de" and list(raw["parts"]) == [name]     # one part per file, as printed
+    part, payload = PART_SPECS[name], stored.payload
+    assert payload["runs"] == 100
+    assert [s["key"] for s in payload["settings"]] == [s.key for s in part.settings]
+    assert [c["claim"] for c in payload["claims"]] == [c.text for c in part.claims]
+    for setting in payload["settings"]:
+        assert setting["runs"] == 100 and len(setting["curve"]) == len(setting["curve_stderr"])
+        assert all(s > 0 for s in setting["curve_stderr"])              # over 100 runs: never 0 or null
+    for claim in payload["claims"]:
+        # Each verdict follows from its numbers by the rule (2 standard errors of the paired difference).
+        n = deciding_comparison(claim["numbers"])
+        assert n["runs"] == 100 and n["z"] == pytest.approx(n["difference"] / n["stderr"])
+        expected = "holds" if n["z"] > Z_THRESHOLD else "reversed" if n["z"] < -Z_THRESHOLD else "not significant"
+        assert claim["verdict"] == expected and claim["holds"] == (expected == "holds")
+    provenance = stored.provenance
+    assert provenance["command"].startswith("python -m engine reproduce dp-fts-de --parts " + name)
+    assert re.fullmatch(r"\d{4}-\d\d-\d\d", provenance["date"]) and provenance["load_average"]
+
+
+@pytest.mark.parametrize("figure", ["fig2a", "fig2c", "fig2d", "fig3a", "fig3d"])
+def test_a_figures_verdicts_are_its_claims_with_their_numbers(figure):
+    verdicts = figure_verdicts(figure)
+    part = PART_SPECS[verdicts.part]
+    expected = [c.text for c in part.claims if figure in c.figures]
+    assert [c["claim"] for c in verdicts.claims] == expected and expected
+    held = sum(c["verdict"] == "holds" for c in verdicts.claims)
+    assert verdicts.held == held and f"{held} of {len(expected)} claims hold" in verdicts.headline
+    assert verdicts.details.startswith("All hold (" if held == len(expected) else "Not holding (")
+    for claim in verdicts.claims:
+        n = deciding_comparison(claim["numbers"])
+        if claim["verdict"] != "holds" and claim["family"] == claim["claim"]:
+            # A claim that does not hold is named with its paired difference and standard error.
+            assert f"{claim['claim']}: {claim['verdict']} ({n['difference']:+.4f} ± {n['stderr']:.4f})" \
+                in verdicts.details
+
+
+def test_fig3a_note_counts_the_nine_beats_ts_claims_together():
+    verdicts = figure_verdicts("fig3a")
+    family = [c for c in verdicts.claims if c["family"].startswith("DP-FTS-DE beats TS")]
+    assert len(family) == 9
+    counts = {v: sum(c["verdict"] == v for c in family) for v in ("holds", "not significant", "reversed")}
+    for verdict, count in counts.items():
+        if count:
+            assert f"{verdict} in {count} of 9" in verdicts.details
+    assert figure_verdicts("fig9z") is None
+
+
+def test_figures_and_their_settings_come_from_the_claims():
+    landmine, synthetic = PART_SPECS["landmine"], PART_SPECS["synthetic"]
+    assert landmine.figures == ("fig3a", "fig3d") and synthetic.figures == ("fig2a", "fig2c", "fig2d")
+    assert synthetic.settings_of("fig2d") == ("dp-fts-de q=0.25", "dp-fts-de q=0.25 z=1.2", "dp-fts-de q=0.25 z=1.5")
+    assert set(landmine.settings_of("fig3a")) == {s.key for s in landmine.settings}
+
+
+def test_a_small_run_stepped_setting_by_setting_gives_the_reproductions_numbers():
+    base = dict(dataset="synthetic", agents=6, iterations=3, features=10, n_init=3)
+    toy = Part("toy", "toy", "simple regret", base,
+               (Setting("ts", "TS", dict(algorithm="ts")), Setting("fts", "FTS", dict(algorithm="fts-de", P=1))),
+               (Claim("FTS beats TS", "Fig. 1a", ("fts",), "ts"),), (0, 3), 3)
+    reference = run_part(toy, runs=3, seed=4, jobs=1).to_json()
+    results = {}
+    for setting, config in small_run_configs(toy, 3, seed=4):
+        sim = Simulation(config)
+        for _ in sim:        # one iteration at a time, as the page steps it
+            pass
+        results[setting.key] = sim.result()
+    small = part_from_results(toy, results).to_json()
+    for ours, theirs in zip(small["settings"], reference["settings"]):
+        np.testing.assert_allclose(ours["curve"], theirs["curve"])
+        np.testing.assert_allclose(ours["curve_stderr"], theirs["curve_stderr"])
+    assert [c["verdict"] for c in small["claims"]] == [c["verdict"] for c in reference["claims"]]
+    # Only the claims whose settings ran are judged.
+    assert part_from_results(toy, {"ts": results["ts"]}).to_json()["claims"] == []
+    with pytest.raises(Exception, match="runs per setting"):
+        small_run_configs(toy, 26)
+
+
+def test_noise_schedule_is_the_simulations_noise_and_p_times_dp_ftss_early():
+    config = teaching_config(agents=40, P=2, t=12, q=0.5, z=1.0, S=11.0, seed=0)
+    schedule = noise_schedule(config)
+    recorded = [r.server_step.noise_std for r in Simulation(config) if r.server_step is not None]
+    np.testing.assert_allclose(schedule.dp_fts_de, recorded)            # exactly what the server added
+    dp_fts = [r.server_step.noise_std for r in Simulation(config.replace(algorithm="dp-fts", P=1))
+              if r.server_step is not None]
+    np.testing.assert_allclose(dp_fts, schedule.dp_fts)
+    # Early on phi_max is about P / N: the noise is P times DP-FTS's; equal once the weights are uniform (t = 10).
+    assert schedule.ratio[0] == pytest.approx(2.0, rel=1e-5)
+    assert schedule.even_from == 10 and np.allclose(schedule.ratio[9:], 1.0)
+
+
+def test_landmine_noise_numbers_quoted_in_the_docs():
+    # docs/paper-comparisons.md: 9.0 per coordinate for the first 30 iterations at q = 0.35, z = 1, 2.2 from t = 40
+    # (29 agents in 4 sub-regions of 8, 7, 7, 7 explorers: phi_max = 1/7 against DP-FTS's 1/29).
+    schedule = noise_schedule(FboConfig(**dict(LANDMINE, algorithm="dp-fts-de", q=0.35, z=1.0)))
+    assert round(schedule.dp_fts_de[0], 1) == 9.0 and round(schedule.dp_fts, 1) == 2.2
+    assert schedule.even_from == 40 and schedule.ratio[0] == pytest.approx(29 / 7, rel=1e-4)
+
+
+def test_the_preset_in_view_ignores_runs_and_seed_only():
+    for name in ("fig2a", "fig2c", "fig2d"):
+        values = preset_values(name)
+        assert preset_in_view(values) == name
+        assert preset_in_view(dict(values, runs=20, seed=3)) == name
+    assert preset_in_view(dict(preset_values("fig2c"), z=1.5)) is None
+
+
+# The section of docs/paper-comparisons.md that shows each stored part (both have a "TS" row).
+DOC_SECTIONS = {"landmine": "## DP-FTS-DE: landmine", "synthetic": "## DP-FTS-DE: synthetic"}
+
+
+def _doc_rows(text: str, label: str) -> list[list[str]]:
+    return [[cell.strip() for cell in line.strip().strip("|").split("|")]
+            for line in text.splitlines() if line.startswith(f"| {label} |")]
+
+
+@pytest.mark.parametrize("name", list(STORED_FILES))
+def test_the_docs_tables_are_the_stored_numbers(name):
+    """docs/paper-comparisons.md shows the stored reproduction: every checkpoint cell and every verdict."""
+    text = (ROOT / "docs" / "paper-comparisons.md").read_text()
+    start = text.index(DOC_SECTIONS[name])
+    end = text.find("\n## ", start + 3)
+    section = text[start:end if end >= 0 else None]
+    payload = stored_part(name).payload
+    for setting in payload["settings"]:
+        rows = _doc_rows(section, setting["label"])
+        assert len(rows) == 1, f"docs/paper-comparisons.md needs one row for {setting['label']} ({name}): {rows}"
+        epsilon = f"{setting['epsilon']:.2f}" if setting["epsilon"] is not None else ""
+        cells = [f"{p['mean']:.4f} ({p['stderr']:.4f})" for p in setting["checkpoints"].values()]
+        assert rows[0][1:] == [epsilon, *cells], (setting["label"], rows[0])
+    for claim in payload["claims"]:
+        n = deciding_comparison(claim["numbers"])
+        rows = _doc_rows(section, claim["claim"])
+        assert len(rows) == 1, f"docs/paper-comparisons.md needs one verdict row for {claim['claim']!r}"
+        assert rows[0][1:3] == [claim["verdict"], f"{n['difference']:+.4f} ({n['stderr']:.4f})"], rows[0]
