@@ -24,6 +24,9 @@ from ui.tables import MISSING
 
 # Verdict cells are coloured (not marked with emoji: a browser without an emoji font draws boxes).
 VERDICT_COLOURS = {"holds": "#d8f0dc", "not significant": "#eeeeee", "reversed": "#f8d7d5"}
+# Below this many runs a standard error rests on too few numbers for the 2-standard-error rule to be read as a
+# test (with 2 runs it is one number's spread): the page says so above the verdicts.
+FEW_RUNS = 20
 
 
 def setting_lines(payload: dict, keys) -> list[Line]:
@@ -94,6 +97,10 @@ def show_part(payload: dict, part, *, key: str, source: str) -> None:
                 "when it is behind by as much, and is *not significant* otherwise; the difference is the claimed "
                 f"loser's {payload['metric']} minus the claimed winner's (positive: as the paper says), at the "
                 "iteration the claim is about or averaged over the whole run (\"compared\").")
+    if payload["runs"] < FEW_RUNS:
+        st.warning(f"Only {payload['runs']} runs per setting: each standard error rests on {payload['runs']} numbers, "
+                   "so these verdicts can change from one seed to the next. Read them as a demonstration; the "
+                   "stored 100-run verdicts are the result.", icon=":material/warning:")
     st.table(_coloured(verdict_table(payload)), hide_index=True)
     st.markdown(f"**Every setting at the checkpoints**: mean {payload['metric']} (standard error over runs).")
     checkpoints = checkpoint_table(payload)
