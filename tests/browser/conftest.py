@@ -141,11 +141,16 @@ def screenshot(page, name: str) -> Path:
 
 
 def wait_for_app(page, timeout_ms: int = 60_000) -> None:
-    """Wait until Streamlit has finished running the script (no running indicator)."""
+    """Wait until Streamlit has finished running the script (no running indicator).
+
+    While a script runs, the status widget shows "Running..." and a Stop
+    button, or, at some widths, only the icon and "Stop": either means the
+    page is still being drawn (a test that reads it then sees half a page).
+    """
     page.wait_for_selector("[data-testid='stApp']", timeout=timeout_ms)
     page.wait_for_function(
-        "() => !document.querySelector('[data-testid=\"stStatusWidget\"]')"
-        " || !document.querySelector('[data-testid=\"stStatusWidget\"]').innerText.includes('Running')",
+        "() => { const w = document.querySelector('[data-testid=\"stStatusWidget\"]');"
+        " return !w || !/Running|Stop/.test(w.innerText); }",
         timeout=timeout_ms)
 
 
