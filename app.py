@@ -13,6 +13,7 @@ from pathlib import Path
 import streamlit as st
 
 from engine.fbo.presets import PRESETS
+from engine.hosting import is_hosted
 from ui.routes import ACCOUNTANT, APP_ICON, APP_TITLE, FBO, HOME_ICON, ROUTES, TRADEOFF, page_link, route_of
 
 ROOT = Path(__file__).resolve().parent
@@ -88,6 +89,10 @@ def _page(path: Path) -> st.Page:
     route = route_of(f"pages/{path.name}")
     return st.Page(f"pages/{path.name}", title=route.title if route else None, icon=route.icon if route else None)
 
+
+if is_hosted():
+    # Hosting mode (DPBO_HOSTED=1): an unexpected error shows no traceback, paths or code to visitors.
+    st.set_option("client.showErrorDetails", "none")
 
 navigation = st.navigation([st.Page(home, title="Home", icon=HOME_ICON, default=True)]
                            + [_page(path) for path in sorted((ROOT / "pages").glob("*.py"))])

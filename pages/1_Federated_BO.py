@@ -14,11 +14,11 @@ from engine.objectives import DatasetUnavailable
 from engine.privacy import ACCOUNTANT_LABELS
 from engine.validation import ConfigError
 from ui import fbo_controls as controls
-from ui.cached import cached_objective, cached_plan
+from ui.cached import cached_objective, cached_plan, cached_plan_cost
 from ui.errors import ErrorSlots
 from ui.fbo_figures import convergence_figure, convergence_lines, epsilon_lines, privacy_figure
 from ui.fbo_results import after_run, downloads, privacy_preview, status_text
-from ui.live_run import LiveLine, RunStatus, current_run, run_buttons, run_live, show_failure
+from ui.live_run import LiveLine, RunStatus, compute, current_run, run_buttons, run_live, show_failure
 from ui.routes import FBO
 
 SCRIPT_START = time.perf_counter()
@@ -42,11 +42,12 @@ if ignored:
 config_error, variants, plans, cost = None, [], [], None
 try:
     variants = build_variants(values)
-    with st.spinner("Accounting the privacy loss..."):
-        plans = [cached_plan(cfg) for _, cfg in variants]
-    cost = sum((plan.cost for plan in plans[1:]), plans[0].cost)
+    costs = [cached_plan_cost(cfg) for _, cfg in variants]       # priced before anything is computed
+    cost = sum(costs[1:], costs[0])
     what = f"These {len(variants)} lines" if len(variants) > 1 else "This run"
     check(cost, what=what, fewer="lines" if len(variants) > 1 else None)
+    with st.spinner("Accounting the privacy loss..."):
+        plans = compute(lambda: [cached_plan(cfg) for _, cfg in variants])
 except ConfigError as err:
     config_error = err
     slots.show(err)

@@ -5,13 +5,15 @@ from __future__ import annotations
 import numpy as np
 import streamlit as st
 
-from engine.fbo.teaching import server_round, teaching_config
+from engine.fbo.teaching import MAX_ROUND, server_round, teaching_config
 from engine.limits import check, fbo_cost
+from engine.privacy.accountants import Q_MIN, Z_MAX, Z_MIN
 from engine.validation import ConfigError
 from ui.errors import ErrorSlots
 from ui.fbo_figures import functions_figure, norms_figure, signal_noise_figure, weights_bar_figure
+from ui.live_run import compute
 from ui.routes import TEACHING
-from ui.state import Param, current_values, init_state
+from ui.state import SEED_MAX, Param, current_values, init_state
 
 TEACHING.configure()
 
@@ -19,13 +21,13 @@ PREFIX = "teach_"
 # A short real DP-FTS-DE run on the paper's synthetic task: enough agents for
 # the noise to be moderate, few enough for one bar per agent to stay readable.
 PARAMS = {
-    "agents": Param(100, int),
-    "P": Param(2, int),
-    "t": Param(3, int),
-    "q": Param(0.5, float),
-    "z": Param(1.0, float),
-    "S": Param(11.0, float),
-    "seed": Param(0, int),
+    "agents": Param(100, int, low=2, high=100_000),
+    "P": Param(2, int, low=1, high=1000),
+    "t": Param(3, int, low=1, high=MAX_ROUND),
+    "q": Param(0.5, float, low=Q_MIN, high=1.0),
+    "z": Param(1.0, float, low=Z_MIN, high=Z_MAX),
+    "S": Param(11.0, float, low=1e-9, high=1e9),
+    "seed": Param(0, int, low=0, high=SEED_MAX),
 }
 STEPS = ["The agents' vectors", "Subsampling", "Clipping", "Weighted sums per sub-region", "Noise",
          "Back to functions"]
@@ -82,9 +84,9 @@ if ignored:
 
 try:
     config = teaching_config(**{name: values[name] for name in PARAMS})
-    check(fbo_cost(config, config.agents))
+    check(fbo_cost(config, config.agents), what="This round")
     with st.spinner("Running a few iterations..."):
-        rnd = cached_round(config)
+        rnd = compute(cached_round, config)
 except ConfigError as err:
     slots.show(err)
     st.stop()

@@ -6,6 +6,8 @@ import pandas as pd
 import streamlit as st
 
 from engine.privacy import ACCOUNTANT_LABELS, ACCOUNTANTS, SAMPLING, default_delta, fixed_sample_size, supports
+from engine.privacy.accountants import Q_MIN, Z_MAX, Z_MIN
+from engine.limits import accountant_cost, check
 from engine.validation import ConfigError, check_int, check_positive, check_probability_open, check_range
 from ui.cached import (
     cached_calibrate_q,
@@ -15,6 +17,7 @@ from ui.cached import (
     cached_epsilon_curve,
 )
 from ui.errors import ErrorSlots
+from ui.live_run import LiveLine, RunStatus, compute, run_live
 from ui.privacy_figures import epsilon_vs_steps_figure
 from ui.routes import ACCOUNTANT
 from ui.state import Param, current_values, seed_controls, set_state
@@ -22,13 +25,14 @@ from ui.state import Param, current_values, seed_controls, set_state
 ACCOUNTANT.configure()
 
 PREFIX = "acc_"
+MAX_STEPS = 100_000
 PARAMS = {
-    "q": Param(0.25, float),
-    "z": Param(1.0, float),
-    "steps": Param(40, int),
-    "agents": Param(200, int),
+    "q": Param(0.25, float, low=Q_MIN, high=1.0),
+    "z": Param(1.0, float, low=Z_MIN, high=Z_MAX),
+    "steps": Param(40, int, low=1, high=MAX_STEPS),
+    "agents": Param(200, int, low=1, high=10**9),
     "delta_mode": Param("paper", str, ("paper", "manual")),
-    "delta": Param(1e-5, float),
+    "delta": Param(1e-5, float, low=1e-300, high=1 - 1e-9),
     "sampling": Param("poisson", str, SAMPLING),
 }
 # DP-FTS-DE paper, Fig. 2 (c, d): N = 200, delta = 200^-1.1, T = 40, moments accountant.
@@ -106,7 +110,7 @@ def resolve(values: dict) -> dict:
     """Validate the controls; raises ConfigError naming the control."""
     q = check_range("q", values["q"], 0, 1, low_open=True)
     z = check_positive("z", values["z"])
-    steps = check_int("steps", values["steps"], 1, 100_000, name="number of iterations")
+    steps = check_int("steps", values["steps"], 1, MAX_STEPS, name="number of iterations")
     agents = None
     if values["delta_mode"] == "paper" or values["sampling"] == "fixed":
         agents = check_int("agents", values["agents"], 1, name="number of agents")
@@ -127,15 +131,26 @@ if setting["sampling"] == "fixed":
     st.caption(f"Fixed-size sampling: {fixed_sample_size(setting['q'], setting['n_agents'])} agents per release.")
 
 # ---------------------------------------------------------------- epsilon, three ways
+def account(acc: str):
+    curve = cached_epsilon_curve(setting["q"], setting["z"], setting["steps"], setting["delta"], acc, **common)
+    # RDP composes exactly along the curve; PLD's curve uses a coarser grid, so its end point is redone.
+    return curve, (cached_epsilon(setting["q"], setting["z"], setting["steps"], setting["delta"], acc, **common)
+                   if acc == "pld" else float(curve[-1]))
+
+
+usable = [acc for acc in ACCOUNTANTS if supports(acc, setting["sampling"])]
+try:
+    check(accountant_cost(setting["steps"], usable), what="This accounting")
+except ConfigError as err:
+    slots.show(err)
+    st.stop()
+eps, curves, refused = {}, {}, {}
 with st.spinner("Accounting (PLD takes a second the first time)..."):
-    eps, curves = {}, {}
-    for acc in ACCOUNTANTS:
-        if supports(acc, setting["sampling"]):
-            curves[acc] = cached_epsilon_curve(setting["q"], setting["z"], setting["steps"], setting["delta"],
-                                               acc, **common)
-            # RDP composes exactly along the curve; PLD's curve uses a coarser grid, so its end point is redone.
-            eps[acc] = (cached_epsilon(setting["q"], setting["z"], setting["steps"], setting["delta"], acc, **common)
-                        if acc == "pld" else float(curves[acc][-1]))
+    for acc in usable:
+        try:
+            curves[acc], eps[acc] = compute(account, acc)
+        except ConfigError as err:    # e.g. PLD with very little noise
+            refused[acc] = str(err)
 
 metric_cols = st.columns(3)
 for col, acc in zip(metric_cols, ACCOUNTANTS):
@@ -146,8 +161,10 @@ for col, acc in zip(metric_cols, ACCOUNTANTS):
                 delta_text = f"{eps[acc] - eps['ma']:+.2f} vs moments accountant"
             st.metric(f"ε · {ACCOUNTANT_LABELS[acc]}", f"{eps[acc]:.3f}", delta=delta_text, delta_color="off")
         else:
-            st.metric(f"ε · {ACCOUNTANT_LABELS[acc]}", "n/a",
-                      help="dp_accounting's PLD accountant does not support fixed-size sampling.")
+            st.metric(f"ε · {ACCOUNTANT_LABELS[acc]}", "n/a", help=refused.get(
+                acc, "dp_accounting's PLD accountant does not support fixed-size sampling."))
+            if acc in refused:
+                st.caption(refused[acc])
 
 left, right = st.columns([3, 2])
 with left:
@@ -186,43 +203,52 @@ with st.form("acc_inverse"):
                                 help="Calibration with RDP and PLD takes a few seconds; results are cached.")
     submitted = st.form_submit_button("Solve", type="primary", icon=":material/calculate:", key="acc_solve_go")
 
+def solve_rows(solve: str, target: float, chosen: list[str]):
+    """One more answer row per accountant (a generator: the calibration runs as a live run, stoppable)."""
+    rows, p = [], setting
+    for acc in chosen:
+        if not supports(acc, p["sampling"]):
+            rows.append({"accountant": ACCOUNTANT_LABELS[acc], "answer": "n/a (no fixed-size sampling)"})
+            yield list(rows)
+            continue
+        try:
+            if solve == "z":
+                answer = cached_calibrate_z(target, p["q"], p["steps"], p["delta"], acc, **common)
+                reached = cached_epsilon(p["q"], answer, p["steps"], p["delta"], acc, **common)
+                text = f"z = {answer:.4f}"
+            elif solve == "q":
+                answer = cached_calibrate_q(target, p["z"], p["steps"], p["delta"], acc, **common)
+                reached = cached_epsilon(answer, p["z"], p["steps"], p["delta"], acc, **common)
+                text = f"q = {answer:.4f}"
+            else:
+                answer = cached_calibrate_steps(target, p["q"], p["z"], p["delta"], acc, **common)
+                reached = cached_epsilon(p["q"], p["z"], answer, p["delta"], acc, **common) if answer else 0.0
+                text = f"T = {answer}" if answer else "not even one release fits"
+            rows.append({"accountant": ACCOUNTANT_LABELS[acc], "answer": text, "ε reached": round(float(reached), 4)})
+        except ConfigError as err:
+            rows.append({"accountant": ACCOUNTANT_LABELS[acc], "answer": str(err)})
+        yield list(rows)
+
+
 if submitted:
+    solve_errors = ErrorSlots()
     try:
         target = check_positive("target_epsilon", target, name="target epsilon")
     except ConfigError as err:
         target_slot.error(str(err), icon=":material/error:")
     else:
-        rows = []
-        with st.spinner("Calibrating (a few seconds for RDP and PLD the first time)..."):
-            for acc in chosen:
-                if not supports(acc, setting["sampling"]):
-                    rows.append({"accountant": ACCOUNTANT_LABELS[acc], "answer": "n/a (no fixed-size sampling)"})
-                    continue
-                try:
-                    if solve == "z":
-                        answer = cached_calibrate_z(target, setting["q"], setting["steps"], setting["delta"], acc,
-                                                    **common)
-                        check = cached_epsilon(setting["q"], answer, setting["steps"], setting["delta"], acc,
-                                               **common)
-                        text = f"z = {answer:.4f}"
-                    elif solve == "q":
-                        answer = cached_calibrate_q(target, setting["z"], setting["steps"], setting["delta"], acc,
-                                                    **common)
-                        check = cached_epsilon(answer, setting["z"], setting["steps"], setting["delta"], acc,
-                                               **common)
-                        text = f"q = {answer:.4f}"
-                    else:
-                        answer = cached_calibrate_steps(target, setting["q"], setting["z"], setting["delta"], acc,
-                                                        **common)
-                        check = (cached_epsilon(setting["q"], setting["z"], answer, setting["delta"], acc, **common)
-                                 if answer else 0.0)
-                        text = f"T = {answer}" if answer else "not even one release fits"
-                    rows.append({"accountant": ACCOUNTANT_LABELS[acc], "answer": text,
-                                 "ε reached": round(float(check), 4)})
-                except ConfigError as err:
-                    rows.append({"accountant": ACCOUNTANT_LABELS[acc], "answer": str(err)})
-        st.session_state["acc_inverse_result"] = dict(
-            rows=rows, question=f"{SOLVE_LABELS[solve]} for ε = {target:g} (δ = {setting['delta']:.3g})")
+        solve_errors.fallback()
+        largest = MAX_STEPS if solve == "steps" else setting["steps"]
+        run = run_live("acc_inverse_run", [LiveLine("solve", lambda: solve_rows(solve, target, chosen), len(chosen))],
+                       values={}, draw=lambda run, suffix: None, progress_slot=st.empty(), errors=solve_errors,
+                       cost=accountant_cost(largest, chosen, curve=False, calibrations=1), what="This calibration",
+                       starting="Calibrating (a few seconds for RDP and PLD the first time) ...",
+                       progress=lambda latest, counts: (counts[0] / max(len(chosen), 1),
+                                                        f"{counts[0]} of {len(chosen)} accountants"))
+        if run is not None and run.results and run.results[0] is not None:
+            st.session_state["acc_inverse_result"] = dict(
+                rows=run.results[0], question=f"{SOLVE_LABELS[solve]} for ε = {target:g} (δ = {setting['delta']:.3g})"
+                + ("" if run.status is RunStatus.DONE else f" ({run.message or 'stopped'}; the rows that finished)"))
 
 result = st.session_state.get("acc_inverse_result")
 if result:
@@ -235,11 +261,14 @@ st.write("DP-FTS-DE paper, Fig. 2c-d: N = 200 agents, δ = 200^-1.1, T = 40 rele
          "The paper used the moments accountant; our moments accountant should match it to two decimals, and "
          "the tighter accountants give smaller ε for the same runs.")
 paper_delta = default_delta(200)
+
+
+def fig2_table() -> list[dict]:
+    return [dict({"q": row["q"], "z": row["z"], "paper (moments accountant)": row["paper"]},
+                 **{f"ours: {ACCOUNTANT_LABELS[acc]}": cached_epsilon(row["q"], row["z"], 40, paper_delta, acc)
+                    for acc in ACCOUNTANTS}) for row in PAPER_FIG2]
+
+
 with st.spinner("Accounting the paper's settings..."):
-    table = []
-    for row in PAPER_FIG2:
-        entry = {"q": row["q"], "z": row["z"], "paper (moments accountant)": row["paper"]}
-        for acc in ACCOUNTANTS:
-            entry[f"ours: {ACCOUNTANT_LABELS[acc]}"] = cached_epsilon(row["q"], row["z"], 40, paper_delta, acc)
-        table.append(entry)
+    table = compute(fig2_table)
 st.table(pd.DataFrame(table).style.format(precision=2).hide(axis="index"))

@@ -71,7 +71,7 @@ def test_sweep_page_default_and_presets_are_accepted(name):
 def test_a_refusal_names_the_knob_to_lower():
     wide = FboConfig(agents=50, iterations=300, runs=3, features=800)
     with pytest.raises(ConfigError) as err:
-        check(fbo_cost(wide, 50), HostLimits(max_seconds=60))
+        check(fbo_cost(wide, 50), HostLimits(max_seconds=60, max_memory_mb=None))
     assert err.value.field == "features"
     assert "of computing (estimated); the limit here is 60 s. Lower the random features M" in str(err.value)
 

@@ -9,30 +9,43 @@ is shared between visitors.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any, Callable, Container, Mapping
 
-import numpy as np
 import streamlit as st
+
+
+MAX_TEXT = 2000     # characters of a text parameter read from a link
+SEED_MAX = 2**31 - 2  # seeds are numpy seeds below 2^31 - 1 (the sweep derives them the same way)
 
 
 @dataclass(frozen=True)
 class Param:
-    """One control's value: its default, its type and, for a choice, the allowed values.
+    """One control's value: its default, its type, and what a link may set it to.
 
     ``kind`` is one of ``bool``, ``int``, ``float``, ``str`` or ``list`` (a list
     of strings, written to the URL joined by commas). ``optional`` allows
     ``None`` (an empty field), written to the URL as an empty value.
+    ``choices`` lists the allowed values of a choice; ``low`` and ``high``
+    bound a number (inclusive). A query parameter is parsed with these limits
+    before anything uses it (finite, in range, whole where whole, at most
+    :data:`MAX_TEXT` characters); one that does not fit is ignored.
     """
 
     default: Any
     kind: type
     choices: tuple | None = None
     optional: bool = False
+    low: float | None = None
+    high: float | None = None
 
     def decode(self, text: str):
         """Parse a query-parameter string; raises ValueError when it does not fit."""
-        text = str(text).strip()
+        text = str(text)
+        if len(text) > MAX_TEXT:
+            raise ValueError("too long")
+        text = text.strip()
         if self.optional and text in ("", "none", "None"):
             return None
         if self.kind is bool:
@@ -42,16 +55,8 @@ class Param:
             if lowered in ("0", "false", "no", "off"):
                 return False
             raise ValueError(text)
-        if self.kind is int:
-            number = float(text)
-            if number != int(number):
-                raise ValueError(text)
-            return int(number)
-        if self.kind is float:
-            number = float(text)
-            if not np.isfinite(number):
-                raise ValueError(text)
-            return number
+        if self.kind in (int, float):
+            return self._number(text)
         if self.kind is list:
             items = [item.strip() for item in text.split(",") if item.strip()]
             if self.choices is not None and any(item not in self.choices for item in items):
@@ -60,6 +65,18 @@ class Param:
         if self.choices is not None and text not in self.choices:
             raise ValueError(text)
         return text
+
+    def _number(self, text: str):
+        number = float(text)                     # ValueError for anything that is not a number
+        if not math.isfinite(number):
+            raise ValueError(text)
+        if self.kind is int:
+            if number != math.floor(number):
+                raise ValueError(text)
+            number = int(number)
+        if (self.low is not None and number < self.low) or (self.high is not None and number > self.high):
+            raise ValueError(text)
+        return number
 
     def encode(self, value) -> str:
         if value is None:

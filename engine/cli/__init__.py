@@ -13,6 +13,7 @@ import argparse
 import importlib
 import json
 import math
+import os
 import sys
 
 from engine.limits import HostLimits
@@ -24,6 +25,19 @@ TOOLS = ("fbo", "privacy", "hype", "pogpucb", "data", "sweep", "audit")
 def host_limits() -> HostLimits:
     """The command line's limits: memory always, CPU time only when the host sets DPBO_MAX_SECONDS."""
     return HostLimits.from_env(default_seconds=None)
+
+
+# Options that name a folder set the environment variable of the same meaning for this process only
+# (the command's own user chose them). The engine reads paths from the environment alone, so no
+# configuration, sweep setting or page can name one.
+PATH_OPTIONS = {"data_dir": "DPBO_DATA_DIR", "cache_dir": "DPBO_CACHE_DIR"}
+
+
+def paths_to_environment(args) -> None:
+    for option, variable in PATH_OPTIONS.items():
+        value = getattr(args, option, None)
+        if value:
+            os.environ[variable] = os.path.abspath(os.path.expanduser(value))
 
 
 class UsageError(Exception):
@@ -85,6 +99,7 @@ def main(argv=None) -> int:
         args = parser.parse_args(argv)
         if args.tool is None:
             raise UsageError(f"Name a tool: one of {', '.join(TOOLS)} (python -m engine TOOL --help).")
+        paths_to_environment(args)
         payload = _load(args.tool).run(args)
     except (UsageError, ConfigError) as err:
         print(f"error: {err}", file=sys.stderr)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from engine.cancel import work_slices
 from engine.fbo.domain import Domain
 from engine.surrogate import BatchedBlr
 
@@ -56,5 +57,10 @@ class AgentPool:
     @staticmethod
     def acquire(phi_candidates: np.ndarray, omega: np.ndarray) -> np.ndarray:
         """Index of argmax_x phi(x)^T omega_n for every agent: phi (R, C, M), omega (R, N, M) -> (R, N)."""
-        scores = np.matmul(omega, np.swapaxes(phi_candidates, 1, 2))     # (R, N, C): argmax over the last,
-        return np.argmax(scores, axis=2)                                  # contiguous axis is 5x faster
+        R, N, M = omega.shape
+        out = np.empty((R, N), dtype=np.intp)
+        candidates_t = np.swapaxes(phi_candidates, 1, 2)
+        for part in work_slices(N, R * candidates_t.shape[2] * M):      # chunks of agents, checkpoint between
+            scores = np.matmul(omega[:, part], candidates_t)              # (R, n, C): argmax over the last,
+            out[:, part] = np.argmax(scores, axis=2)                      # contiguous axis is 5x faster
+        return out

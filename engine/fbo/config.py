@@ -64,7 +64,6 @@ class FboConfig:
     alpha: float | None = None          # task heterogeneity (synthetic mixing weight, Dirichlet alpha); None: default
     objective_seed: int = 0             # fixes the objective (GP draw, data split), not the runs
     domain: str = "table"               # table | continuous
-    data_dir: str | None = None
     runs: int = 5
     seed: int = 0
     accountant: str = "ma"

@@ -37,8 +37,9 @@ import time
 
 import numpy as np
 
-from engine.fbo.agents import AgentPool
 from engine.blas import single_threaded_blas
+from engine.cancel import checkpoint
+from engine.fbo.agents import AgentPool
 from engine.fbo.config import FboConfig
 from engine.fbo.domain import make_domain
 from engine.fbo.plan import make_plan
@@ -84,7 +85,7 @@ class Simulation:
         self.config = config
         if objective is None:
             objective = build_objective(config.dataset, n_agents=config.agents, alpha=config.alpha,
-                                        seed=config.objective_seed, data_dir=config.data_dir, domain=config.domain)
+                                        seed=config.objective_seed, domain=config.domain)
         self.objective = objective
         # What the run will do and release (agents, delta, z, epsilon curve, budget) is its plan.
         self.plan = plan = make_plan(config, objective)
@@ -124,6 +125,7 @@ class Simulation:
         """Compute the next iteration and return its record."""
         if self.done:
             raise RuntimeError("The simulation has already produced all its iterations.")
+        checkpoint()
         start = time.perf_counter()
         with single_threaded_blas():
             record = self._initialise() if self._t is None else self._iterate(self._t + 1)
@@ -156,6 +158,7 @@ class Simulation:
             others = AgentPool(self.domain, self.noise_var, cfg.n_init + T)
             others.initialise(None, cfg.n_init, rng)
             for _ in range(T):
+                checkpoint()
                 omega = others.sample(rng, 1)[:, :, 0]
                 X, phi, _ = self.domain.candidates(rng)
                 others.query(self.domain.to_choice(X, AgentPool.acquire(phi, omega)), rng)

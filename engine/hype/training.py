@@ -26,6 +26,8 @@ import itertools
 
 import numpy as np
 
+from engine.cancel import checkpoint
+
 LEARNING_RATES = (0.5, 0.1, 0.05, 1e-3, 5e-3, 1e-5, 1e-6, 5e-6, 5e-7, 1e-7)
 DECAYS = (0.0, 0.1, 0.25, 0.99, 1.0)
 MOMENTA = (0.0, 0.9)
@@ -96,6 +98,7 @@ def train_local(weights: np.ndarray, x: np.ndarray, y: np.ndarray, mask: np.ndar
         keys[~mask] = np.inf
         order = np.argsort(keys, axis=1)
         for step in range(steps):
+            checkpoint()
             take = order[:, step * batch:(step + 1) * batch]
             valid = (np.arange(step * batch, step * batch + take.shape[1])[None, :] < sizes[:, None])
             count = valid.sum(axis=1)

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from engine.cancel import checkpoint
 from engine.objectives.datasets import SplitData
 from engine.objectives.tables import Task, log_scale
 from engine.validation import check_choice
@@ -108,6 +109,7 @@ def svm_scores(data: SplitData, c_values: np.ndarray, gammas: np.ndarray, metric
     d_valid = cdist(data.x_valid, data.x_train, "sqeuclidean")
     out = np.empty(len(c_values))
     for gamma in np.unique(gammas):
+        checkpoint()
         rows = np.flatnonzero(gammas == gamma)
         k_train = np.exp(-gamma * d_train)
         k_valid = np.exp(-gamma * d_valid)

@@ -1,0 +1,430 @@
+"""The hosting probe of issue 12, replayed against a running dashboard (loopback only).
+
+Every case starts its own ``streamlit run app.py`` from ``--root`` (a checkout:
+this one, or an older commit in a throwaway worktree) on a free loopback port,
+opens one page in headless Chromium, does what the case says (press Run,
+upload a file, close the tab, press Stop), and reports:
+
+- ``seconds``: from opening the page (or pressing the button) until the
+  server settled (the script finished and the CPU went quiet), or ``> limit``;
+- ``peak MB``: the largest resident size of the server process tree above its
+  size before the page was opened;
+- ``busy after``: for the cases that close the tab or press Stop, how long the
+  server kept computing afterwards;
+- ``saw``: what the visitor saw (the first error box or traceback, shortened).
+
+Each case is bounded (``--limit`` seconds, then the server is killed), so a
+runaway case of an old commit cannot keep the machine busy. Usage::
+
+    python -m benchmarks.bench_probe --root /tmp/before [--cases agents-1e999,teaching-100k] [--limit 90]
+
+Prints a Markdown table and writes ``benchmarks/results/bench_probe-<label>.json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.parse
+import urllib.request
+from pathlib import Path
+
+import psutil
+
+ROOT = Path(__file__).resolve().parents[1]
+CHROMIUM = os.environ.get("DPBO_CHROMIUM", "/usr/bin/chromium")
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                 "--disable-dev-shm-usage"]
+OUTSIDE = Path(tempfile.gettempdir()) / "dpbo-probe-outside"
+SHOTS = ROOT / "test-artifacts" / "probe"
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+class FakeScheduler:
+    """A loopback socket that only records who connects (it never answers, so nothing is unpickled)."""
+
+    def __init__(self):
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(8)
+        self.sock.settimeout(0.2)
+        self.port = self.sock.getsockname()[1]
+        self.connections = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._serve, daemon=True)
+        self._thread.start()
+
+    def _serve(self):
+        while not self._stop.is_set():
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                continue
+            self.connections += 1
+            conn.close()
+
+    def close(self):
+        self._stop.set()
+        self._thread.join(2)
+        self.sock.close()
+
+
+class Server:
+    """``streamlit run app.py`` from ``root`` with ``env``, watched with psutil; killed with its children."""
+
+    def __init__(self, root: Path, env: dict, args=()):
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.log = tempfile.NamedTemporaryFile("w+", suffix=".log", delete=False)
+        command = [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
+                   "--server.address", "127.0.0.1", "--server.port", str(self.port),
+                   "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none", *args]
+        self.proc = subprocess.Popen(command, cwd=root, env=env, stdout=self.log, stderr=subprocess.STDOUT,
+                                     start_new_session=True)
+        self.ps = psutil.Process(self.proc.pid)
+        deadline = time.time() + 90
+        while time.time() < deadline:
+            try:
+                with urllib.request.urlopen(f"{self.url}/_stcore/health", timeout=2) as resp:
+                    if resp.status == 200:
+                        return
+            except OSError:
+                time.sleep(0.3)
+        raise RuntimeError("the dashboard did not start")
+
+    def tree(self) -> list[psutil.Process]:
+        try:
+            return [self.ps] + self.ps.children(recursive=True)
+        except psutil.NoSuchProcess:
+            return []
+
+    def rss_mb(self) -> float:
+        total = 0
+        for proc in self.tree():
+            try:
+                total += proc.memory_info().rss
+            except psutil.Error:
+                pass
+        return total / 2**20
+
+    def cpu_seconds(self) -> float:
+        total = 0.0
+        for proc in self.tree():
+            try:
+                times = proc.cpu_times()
+                total += times.user + times.system
+            except psutil.Error:
+                pass
+        return total
+
+    def stop(self):
+        try:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        self.proc.wait(10)
+        self.log.close()
+
+
+class Watch:
+    """Samples the server's RSS every 0.1 s in a thread; ``peak`` is the largest growth seen."""
+
+    def __init__(self, server: Server):
+        self.server = server
+        self.base = server.rss_mb()
+        self.peak = 0.0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def _run(self):
+        while not self._stop.is_set():
+            self.peak = max(self.peak, self.server.rss_mb() - self.base)
+            time.sleep(0.1)
+
+    def close(self) -> float:
+        self._stop.set()
+        self._thread.join(2)
+        return self.peak
+
+
+def quiet_after(server: Server, limit: float, window: float = 0.25, windows: int = 3) -> float | None:
+    """Seconds until the server's CPU use stays below 15 % of a core for ``windows`` windows in a row
+    (the start of the first of them; None: not within ``limit``)."""
+    start = time.perf_counter()
+    last = server.cpu_seconds()
+    quiet_since, quiet = None, 0
+    while time.perf_counter() - start < limit:
+        time.sleep(window)
+        now = server.cpu_seconds()
+        if (now - last) / window < 0.15:
+            quiet_since = time.perf_counter() - window if quiet == 0 else quiet_since
+            quiet += 1
+            if quiet >= windows:
+                return max(0.0, quiet_since - start)
+        else:
+            quiet = 0
+        last = now
+    return None
+
+
+VISIBLE = """() => {
+  const texts = [];
+  for (const sel of ["[data-testid='stException']", "[data-testid='stAlertContentError']",
+                     "[data-testid='stAlertContentWarning']", "[data-testid='stAlertContentInfo']",
+                     "[data-testid='stAlertContentSuccess']"]) {
+    for (const el of document.querySelectorAll(sel)) texts.push(el.innerText.replace(/\\s+/g, ' ').trim());
+  }
+  return texts;
+}"""
+# While a script runs, Streamlit's status widget shows "Running..." and a Stop button.
+RUNNING = ("() => { const w = document.querySelector('[data-testid=\"stStatusWidget\"]');"
+           " return !!w && (w.innerText.includes('Running') || w.innerText.includes('Stop')); }")
+
+
+def settle(page, server: Server, limit: float, since: float | None = None) -> tuple[float | None, bool]:
+    """Wait until the script stops running and the CPU is quiet.
+
+    Returns (seconds from ``since`` to the first moment the page showed no
+    running script, after which the CPU was quiet; finished).
+    """
+    since = time.perf_counter() if since is None else since
+    page.wait_for_timeout(300)
+    while time.perf_counter() - since < limit:
+        try:
+            running = page.evaluate(RUNNING)
+        except Exception:  # noqa: BLE001 - the page may be navigating
+            running = True
+        if not running:
+            done = time.perf_counter() - since
+            quiet = quiet_after(server, max(1.0, limit - done))
+            if quiet is None:
+                return None, False
+            if not page.evaluate(RUNNING):
+                return done + quiet, True
+        page.wait_for_timeout(100)
+    return None, False
+
+
+def write_csv(path: Path, rows: int, formula: bool = False, full: bool = True) -> Path:
+    with open(path, "w") as handle:
+        if full:
+            handle.write("tool,cell,role,setting,replicate,run,q,utility,privacy_loss,privacy_delta,metric,"
+                         "lower_is_better,error\n")
+            for i in range(rows):
+                setting = "=cmd|' /C calc'!A0" if formula and i == 0 else f"q={i % 997}"
+                handle.write(f"fbo,{i % 997},setting,\"{setting}\",0,{i // 997},{i % 997},0.{i % 89:02d},"
+                             f"{1 + i % 13},1e-5,final metric,True,\n")
+        else:
+            handle.write("setting,utility,privacy_loss\n")
+            for i in range(rows):
+                handle.write(f"s{i},0.{i % 89:02d},{1 + i % 13}\n")
+    return path
+
+
+# ---------------------------------------------------------------- the cases
+def case_url(name: str, path: str, **extra) -> dict:
+    return dict(name=name, path=path, **extra)
+
+
+CASES = [
+    case_url("rce-scheduler", "/Tradeoff_explorer?executor=dask&scheduler=tcp://127.0.0.1:{scheduler}",
+             click="Run sweep", finding=1),
+    case_url("path-cache-dir", "/Tradeoff_explorer?tool=hype&p1=epsilon&v1=1&p2=none&refs=&runs=1&executor=local"
+             "&base=" + urllib.parse.quote("mode = data\nclients = 20\nrepetitions = 50\ncache_dir = " + str(OUTSIDE)),
+             click="Run sweep", finding=2, outside=True),
+    case_url("path-data-dir", "/Tradeoff_explorer?tool=fbo&p1=q&v1=0.25&p2=none&refs=&runs=1&executor=local"
+             "&base=" + urllib.parse.quote("dataset = landmine\nagents = 5\niterations = 2\ndata_dir = "
+                                           + str(OUTSIDE / "etc")),
+             click="Run sweep", finding=2, outside=True),
+    case_url("teaching-agents-100k", "/Teaching_view?agents=100000", finding=3),
+    case_url("fbo-n_init-20000", "/Federated_BO?n_init=20000", click="Run", finding=3),
+    case_url("fbo-features-800-T300", "/Federated_BO?features=800&iterations=300", click="Run", finding=3),
+    case_url("sweep-16-workers", "/Tradeoff_explorer?workers=16&runs=10&v1=0.1,0.15,0.2,0.25,0.3,0.35,0.4,0.5",
+             click="Run sweep", finding=3),
+    case_url("hype-data-719-clients", "/DP_HYPE?mode=data&clients=719&runs=2", click="Run", finding=3),
+    case_url("sweep-hype-1e13-votes", "/Tradeoff_explorer?tool=hype&p1=epsilon&v1=1&p2=none&refs=&runs=1"
+             "&base=" + urllib.parse.quote("clients = 10000\ncandidates = 1000\nrepetitions = 1000000"),
+             click="Run sweep", finding=3),
+    case_url("accountant-steps-1e5-close", "/Privacy_accountant?steps=100000", close_after=5, finding=4),
+    case_url("upload-140MB-close", "/Tradeoff_explorer", upload=dict(rows=1_700_000), close_after=20, finding=4),
+    case_url("fbo-run-stop", "/Federated_BO?agents=400&features=150&iterations=60&runs=5", click="Run",
+             stop_after=4, finding=4),
+    case_url("agents-1e999", "/Federated_BO?agents=1e999", finding=5),
+    case_url("teaching-agents-1e999", "/Teaching_view?agents=1e999", finding=5),
+    case_url("z-1e-200", "/Privacy_accountant?z=1e-200", finding=5),
+    case_url("q-1e-300-z-1e300", "/Privacy_accountant?q=1e-300&z=1e300", finding=5),
+    case_url("sigma-1e308", "/DP_HYPE?noise=sigma&sigma=1e308", click="Run", finding=5),
+    case_url("epsilon-1e-300", "/DP_HYPE?epsilon=1e-300", finding=5),
+    case_url("max-work-inf", "/Federated_BO", env=dict(DPBO_MAX_WORK="inf", DPBO_MAX_SECONDS="inf"), finding=5),
+    case_url("upload-required-columns", "/Tradeoff_explorer", upload=dict(rows=20, full=False), finding=5),
+    case_url("upload-formula-download", "/Tradeoff_explorer", upload=dict(rows=30, formula=True), download=True,
+             finding=6),
+]
+
+
+def run_case(case: dict, root: Path, limit: float, browser, workdir: Path, base_env: dict, label: str) -> dict:
+    scheduler = FakeScheduler() if "{scheduler}" in case["path"] else None
+    shutil.rmtree(OUTSIDE, ignore_errors=True)
+    env = dict(base_env, **case.get("env", {}))
+    server = Server(root, env)
+    result = dict(case=case["name"], finding=case["finding"])
+    context = browser.new_context(viewport={"width": 1400, "height": 1000}, accept_downloads=True)
+    page = context.new_page()
+    watch = Watch(server)
+    try:
+        path = case["path"].format(scheduler=scheduler.port if scheduler else 0)
+        start = time.perf_counter()
+        page.goto(server.url + path)
+        page.wait_for_selector("[data-testid='stApp']", timeout=60_000)
+        settled, finished = settle(page, server, limit, since=start)
+        if case.get("upload"):
+            spec = case["upload"]
+            csv = write_csv(workdir / f"{case['name']}.csv", spec["rows"], spec.get("formula", False),
+                            spec.get("full", True))
+            result["upload_mb"] = round(csv.stat().st_size / 2**20, 1)
+            page.get_by_role("tab", name="Open a saved sweep table").click()
+            start = time.perf_counter()
+            page.locator("[data-testid='stFileUploaderDropzoneInput']").set_input_files(str(csv))
+        if case.get("click"):
+            button = page.get_by_role("button", name=case["click"], exact=True)
+            button.wait_for(timeout=30_000)
+            page.wait_for_timeout(300)
+            start = time.perf_counter()
+            if button.is_enabled():
+                button.click()
+            else:
+                result["note"] = f"{case['click']} disabled"
+        if case.get("stop_after") is not None:
+            page.wait_for_timeout(case["stop_after"] * 1000)
+            result["cpu_before_stop"] = server.cpu_seconds()
+            page.get_by_role("button", name="Stop", exact=True).click()
+            stopped = time.perf_counter()
+            quiet = quiet_after(server, limit)
+            result["busy_after"] = None if quiet is None else round(quiet, 2)
+            result["seconds"] = round(stopped - start, 1)
+            page.wait_for_timeout(1500)
+            result["saw"] = page.evaluate(VISIBLE)
+        elif case.get("close_after") is not None:
+            page.wait_for_timeout(case["close_after"] * 1000)
+            result["saw"] = page.evaluate(VISIBLE)
+            page.close()
+            closed = time.perf_counter()
+            quiet = quiet_after(server, limit)
+            result["busy_after"] = None if quiet is None else round(quiet, 2)
+            result["seconds"] = round(closed - start, 1)
+        else:
+            if case.get("click") or case.get("upload"):
+                settled, finished = settle(page, server, limit, since=start)
+            result["seconds"] = round(settled, 1) if finished else None
+            result["saw"] = page.evaluate(VISIBLE)
+            if case.get("download"):
+                result["download"] = download_first_cell(page)
+            elif case.get("click") and finished:
+                page.wait_for_timeout(500)
+                result["saw"] = page.evaluate(VISIBLE)
+        result["traceback"] = any("Traceback" in s or "File \"" in s for s in result.get("saw", []))
+        if not page.is_closed():
+            SHOTS.mkdir(parents=True, exist_ok=True)
+            page.screenshot(path=str(SHOTS / f"{label}-{case['name']}.png"), full_page=True)
+    except Exception as err:  # noqa: BLE001 - a case that breaks the harness is reported, not fatal
+        result["harness_error"] = f"{type(err).__name__}: {str(err).splitlines()[0][:160]}"
+    finally:
+        result["peak_mb"] = round(watch.close())
+        result["limit"] = limit
+        if scheduler is not None:
+            result["scheduler_connections"] = scheduler.connections
+            scheduler.close()
+        if case.get("outside"):
+            result["outside_files"] = sorted(str(p) for p in OUTSIDE.rglob("*"))[:5] if OUTSIDE.exists() else []
+            shutil.rmtree(OUTSIDE, ignore_errors=True)
+        context.close()
+        server.stop()
+    return result
+
+
+def download_first_cell(page) -> str | None:
+    page.get_by_role("button", name="Download CSV").first.wait_for(timeout=30_000)
+    with page.expect_download(timeout=30_000) as info:
+        page.get_by_role("button", name="Download CSV").first.click()
+    text = Path(info.value.path()).read_text()
+    lines = text.splitlines()
+    header = lines[0].split(",")
+    column = header.index("setting") if "setting" in header else 0
+    for line in lines[1:]:
+        if "cmd" in line:
+            return line.split(",")[column] if column < len(line.split(",")) else line[:40]
+    return None
+
+
+def summary_line(result: dict) -> str:
+    seconds = result.get("seconds")
+    limit = result["limit"]
+    time_text = f"> {limit:g} s" if seconds is None else f"{seconds:g} s"
+    saw = "; ".join(result.get("saw") or []) or "-"
+    extra = []
+    if "busy_after" in result:
+        extra.append("busy after: " + (f"> {limit:g} s" if result["busy_after"] is None else
+                                       f"{result['busy_after']} s"))
+    if "scheduler_connections" in result:
+        extra.append(f"scheduler connections: {result['scheduler_connections']}")
+    if "outside_files" in result:
+        extra.append(f"files outside the cache: {len(result['outside_files'])}")
+    if "download" in result:
+        extra.append(f"downloaded cell: {result['download']!r}")
+    if result.get("harness_error"):
+        extra.append("harness: " + result["harness_error"])
+    return (f"| {result['finding']} | {result['case']} | {time_text} | {result['peak_mb']:,} | "
+            f"{'; '.join(extra) or '-'} | {saw[:220]} |")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--root", default=str(ROOT), help="the checkout to serve")
+    parser.add_argument("--label", default=None, help="name of the results file (default: the root's name)")
+    parser.add_argument("--cases", default="", help="comma-separated case names (default: all)")
+    parser.add_argument("--limit", type=float, default=90.0, help="seconds before a case is cut off")
+    parser.add_argument("--env", action="append", default=[], help="NAME=VALUE for every server (repeatable)")
+    args = parser.parse_args()
+    from playwright.sync_api import sync_playwright
+
+    root = Path(args.root).resolve()
+    chosen = [c for c in CASES if not args.cases or c["name"] in args.cases.split(",")]
+    workdir = Path(tempfile.mkdtemp(prefix="dpbo-probe-"))
+    base_env = dict(os.environ, DPBO_CACHE_DIR=str(workdir / "cache"), PYTHONPATH=str(root))
+    for item in args.env:
+        name, _, value = item.partition("=")
+        base_env[name] = value
+    results = []
+    print(f"load before: {os.getloadavg()}", flush=True)
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+        for case in chosen:
+            result = run_case(case, root, args.limit, browser, workdir, base_env, args.label or root.name)
+            results.append(result)
+            print(summary_line(result), flush=True)
+        browser.close()
+    out = ROOT / "benchmarks" / "results" / f"bench_probe-{args.label or root.name}.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(dict(root=str(root), load=os.getloadavg(), results=results), indent=1))
+    shutil.rmtree(workdir, ignore_errors=True)
+    print(f"written {out}")
+
+
+if __name__ == "__main__":
+    main()
