@@ -52,6 +52,7 @@ import os
 from dataclasses import dataclass, replace
 from typing import Iterable, Mapping, Sequence
 
+from engine.cancel import CHUNK_ELEMENTS
 from engine.privacy.accountants import PLD_STEPWISE, RDP_POINTS, curve_counts, pld_point_seconds
 from engine.validation import ConfigError
 
@@ -248,7 +249,7 @@ PLD_STEP_T_S = 6e-4
 PLD_EPS_S = 0.3              # one epsilon on the fine grid, plus PLD_EPS_T_S per release
 PLD_EPS_T_S = 2.5e-5
 CALIBRATION_EVALS = 45
-ACCOUNTANT_BASE_MB = 30.0
+ACCOUNTANT_BASE_MB = 100.0
 PLD_MB_PER_STEP = 0.004
 
 
@@ -331,6 +332,7 @@ FBO_POSTERIOR_S = 3.5e-9     # per K x M^2 and iteration
 FBO_INIT_S = 2e-9            # per K x n_init x M^2
 FBO_BASE_MB = 10.0
 DEFAULT_CANDIDATES = 4096    # the largest table (16^3 in 3-D) when the objective is not built yet
+CANDIDATES = {"synthetic": 1000, "landmine": 2500, "digits-svm": 2500, "breast-cancer-lr": 4096}
 FBO_USUAL = dict(agents=200, iterations=40, runs=5, features=50, n_init=10)
 
 
@@ -346,17 +348,21 @@ def fbo_cost(config, n_agents: int, candidates: int | None = None, *, objective:
     """
     N, R, T, M = int(n_agents), int(config.runs), int(config.iterations), int(config.features)
     n_init = int(config.n_init)
-    C = 1000 if config.domain == "continuous" else int(candidates or DEFAULT_CANDIDATES)
+    C = 1000 if config.domain == "continuous" else int(candidates or CANDIDATES.get(config.dataset,
+                                                                                   DEFAULT_CANDIDATES))
     K = R * N
     copies = 2 if config.algorithm == "fts" and config.fts_variant == "target" else 1  # others run T first
     seconds = copies * (K * n_init * M * M * FBO_INIT_S + T * K * (C * M * FBO_SCORE_S + M * M * FBO_POSTERIOR_S))
     if config.domain == "continuous":
         # every query trains the task's model (or interpolates the synthetic table)
         seconds += copies * K * (n_init + T) * QUERY_S.get(config.dataset, 0.1)
-    per_model = 2.5 * M * M + 2 * (n_init + T) * M + 8 * C
+    # Each posterior: Sigma^-1 (M^2), its feature history and the initial points' features (2 (n_init + T) M)
+    # and a few vectors; batched temporaries come in chunks of CHUNK_ELEMENTS (engine.cancel.work_slices).
+    per_model = 1.2 * M * M + 2 * (n_init + T) * M + 8 * M
     records = T * N * M * 4 + T * K * 2      # run 0's server rounds and the metric per iteration
     features = R * C * M                     # every candidate's features, computed once per run (tables)
-    memory = 1.2 * (copies * K * per_model + records + features) * 8 / 1e6 + FBO_BASE_MB
+    chunks = 6 * CHUNK_ELEMENTS if K * M * M > CHUNK_ELEMENTS else 0
+    memory = 1.2 * (copies * K * per_model + records + features + chunks) * 8 / 1e6 + FBO_BASE_MB
     if objective is None:
         objective = objective_cost(config.dataset, N, alpha=config.alpha, domain=config.domain)
     seconds += objective.seconds
@@ -374,13 +380,13 @@ def fbo_cost(config, n_agents: int, candidates: int | None = None, *, objective:
 
 # ---------------------------------------------------------------- DP-HYPE
 # Simulation: every repetition draws n x p losses and sorts them (exact: 2000
-# reps, n = 250, p = 100: 0.89 s (1.1); secure summation client by client, 500
-# reps: 0.41 s (0.5)). Data mode trains every candidate on every client once per
+# reps, n = 250, p = 100: 0.90 s (1.5); p = 1000: 10.8 s (15); secure summation
+# client by client, 500 reps: 0.53 s (0.75)). Data mode trains every candidate on every client once per
 # run (n = 100 with 1000 votes: 3.2 s (4.0); n = 500: 14 s (20); counted even
 # when cached) and votes cheaply. Memory: a block of at most 2.5 M losses
 # (31 MB (80)); data mode 245 MB (260) at n = 100, 839 MB (900) at n = 500.
-HYPE_SIM_S = 22e-9           # per repetition x client x candidate
-HYPE_SECURE_SUM_S = 40e-9
+HYPE_SIM_S = 30e-9           # per repetition x client x candidate
+HYPE_SECURE_SUM_S = 60e-9
 HYPE_DATA_VOTE_S = 2e-9
 HYPE_TRAIN_S = 0.04          # per client and run (data mode score table)
 HYPE_USUAL = dict(repetitions=2000, clients=250, candidates=100, runs=1)
@@ -486,7 +492,7 @@ def upload_cost(n_bytes: int, rows: int | None = None) -> Cost:
     """Cost of reading and summarising an uploaded table of ``n_bytes`` (``rows`` when known)."""
     rows = int(rows) if rows is not None else int(n_bytes) // 40
     seconds = int(n_bytes) * UPLOAD_BYTE_S + rows * UPLOAD_ROW_S
-    memory = 20 + UPLOAD_MEMORY_FACTOR * int(n_bytes) / 1e6
+    memory = 60 + UPLOAD_MEMORY_FACTOR * int(n_bytes) / 1e6
     return _cost(seconds, memory, [("upload", n_bytes, 1e6, 1), ("rows", rows, 10_000, 1)])
 
 

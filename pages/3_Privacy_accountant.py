@@ -6,7 +6,7 @@ import pandas as pd
 import streamlit as st
 
 from engine.privacy import ACCOUNTANT_LABELS, ACCOUNTANTS, SAMPLING, default_delta, fixed_sample_size, supports
-from engine.privacy.accountants import Q_MIN, Z_MAX, Z_MIN
+from engine.privacy.accountants import PLD_STEPWISE, Q_MIN, Z_MAX, Z_MIN, curve_counts
 from engine.limits import accountant_cost, check
 from engine.validation import ConfigError, check_int, check_positive, check_probability_open, check_range
 from ui.cached import (
@@ -169,6 +169,10 @@ for col, acc in zip(metric_cols, ACCOUNTANTS):
 left, right = st.columns([3, 2])
 with left:
     st.plotly_chart(epsilon_vs_steps_figure(curves, delta=setting["delta"], marks=eps), key="acc_curve")
+    if "pld" in curves and setting["steps"] > PLD_STEPWISE:
+        st.caption(f"Beyond {PLD_STEPWISE} releases PLD is computed exactly at "
+                   f"{len(curve_counts(setting['steps'], 'pld'))} release counts (the steps of its curve); in between "
+                   "the curve shows the next computed value, an upper bound. The end point is exact.")
 with right:
     st.subheader("Why three numbers for one mechanism?")
     st.markdown(

@@ -104,7 +104,9 @@ def init() -> list[str]:
         st.query_params.clear()
     elif st.query_params.get("preset") in SWEEP_PRESETS and _key("preset") not in st.session_state:
         set_state(preset_values(st.query_params["preset"]), PREFIX)
-    return init_state(PARAMS, PREFIX)
+    ignored = init_state(PARAMS, PREFIX)
+    _within_host()
+    return ignored
 
 
 def executors() -> tuple[str, ...]:
@@ -114,13 +116,17 @@ def executors() -> tuple[str, ...]:
     return EXECUTORS
 
 
-def current() -> dict:
-    """The controls' values now (the executor one this server offers, workers within its cap), in the URL."""
+def _within_host() -> None:
+    """An executor this server offers and workers within its cap (before the controls are drawn)."""
     if st.session_state.get(_key("executor")) not in executors():
         st.session_state[_key("executor")] = "joblib"
     cap = HostLimits.from_env().workers_cap
     if int(st.session_state.get(_key("workers"), 1)) > cap:
         st.session_state[_key("workers")] = cap
+
+
+def current() -> dict:
+    """The controls' values now, mirrored into the URL."""
     return current_values(PARAMS, PREFIX)
 
 
@@ -197,8 +203,6 @@ def builder(slots: ErrorSlots) -> None:
         with r3:
             slots.under("seed")
         e1, e2 = st.columns([1.4, 1])
-        if st.session_state[_key("executor")] not in executors():
-            st.session_state[_key("executor")] = "joblib"
         e1.radio("run on", executors(), key=_key("executor"), format_func=EXECUTOR_LABELS.get)
         with e2:
             if st.session_state[_key("executor")] == "dask":

@@ -28,13 +28,20 @@ class AgentPool:
         self.best = np.full((self.n_runs, self.n_agents), -np.inf)
 
     def initialise(self, regions: np.ndarray | None, n_init: int, rng: np.random.Generator) -> None:
-        """Query ``n_init`` initial points per agent (from its sub-region, or anywhere when None)."""
+        """Query ``n_init`` initial points per agent (from its sub-region, or anywhere when None).
+
+        Many initial points are evaluated in blocks (a cancel checkpoint between
+        them, and no (R, N, n_init, M) array at once); a block holds them all
+        whenever they fit in a few million numbers, as usually.
+        """
         choice = self.domain.initial_choice(regions, n_init, rng)
-        phi, values = self.domain.evaluate(choice)                       # (R, N, n, M), (R, N, n)
-        y = values + self.noise_std * rng.standard_normal(values.shape)
         K = self.n_runs * self.n_agents
-        self.blr.add_batch(phi.reshape(K, n_init, self.n_features), y.reshape(K, n_init))
-        self.best = np.maximum(self.best, values.max(axis=2))
+        for part in work_slices(n_init, 4 * K * self.n_features):
+            phi, values = self.domain.evaluate(choice[:, :, part])           # (R, N, n, M), (R, N, n)
+            y = values + self.noise_std * rng.standard_normal(values.shape)
+            n = values.shape[2]
+            self.blr.add_batch(phi.reshape(K, n, self.n_features), y.reshape(K, n))
+            self.best = np.maximum(self.best, values.max(axis=2))
 
     def query(self, choice, rng: np.random.Generator) -> None:
         """Every agent queries one point (``choice`` in the domain's representation, (R, N, ...))."""

@@ -62,12 +62,16 @@ class BatchedBlr:
         self.noise_var = check_positive("noise variance", noise_var)
         self.capacity = check_int("capacity", capacity, 1)
         self.fold_every = check_int("fold period", fold_every, 1)
-        eye = np.eye(n_features)
-        self._base = np.broadcast_to(eye / noise_var, (n_models, n_features, n_features)).copy()  # C0
+        eye = np.eye(n_features) / noise_var
+        self._base = np.empty((n_models, n_features, n_features))                                  # C0
+        for part in work_slices(n_models, n_features * n_features):    # large stacks take a while to fill
+            self._base[part] = eye
         self._pending = np.zeros((n_models, n_features, self.fold_every))  # W: Sigma^-1 = C0 - W W^T
         self._n_pending = 0
         self.phi_y = np.zeros((n_models, n_features))
         self.phi = np.zeros((n_models, capacity, n_features))
+        for part in work_slices(n_models, capacity * n_features):
+            self.phi[part] = 0.0        # touch the history now, in chunks (huge pages would zero it all at once later)
         self.y = np.zeros((n_models, capacity))
         self.count = 0
 
