@@ -475,9 +475,14 @@ def sweep_cost(cell_costs: Sequence[Cost], workers: int = 1, *, processes: bool 
                  max((c.memory_mb for c in shared), default=0.0))
     slowest = max(cell_costs, key=lambda c: c.seconds, default=None)
     biggest = max(cell_costs, key=lambda c: c.memory_mb, default=None)
-    knobs = ("values", "runs", "replicates") + tuple(k for k in (slowest.knobs if slowest else ()) if k != "runs")
+    own = tuple(k for k in (slowest.knobs if slowest else ()) if k != "runs")
+    if slowest is not None and slowest.seconds >= 0.5 * seconds and own:
+        knobs = own[:1] + ("values", "runs", "replicates") + own[1:]   # one cell is most of it: its own knob first
+    else:
+        knobs = ("values", "runs", "replicates") + own
     memory_field = "workers" if workers > 1 else (biggest.memory_field or biggest.field if biggest else "runs")
-    return Cost(seconds=seconds, memory_mb=memory, field="runs", knobs=knobs, memory_field=memory_field)
+    return Cost(seconds=seconds, memory_mb=memory, field=knobs[0] if knobs[0] != "values" else "runs", knobs=knobs,
+                memory_field=memory_field)
 
 
 # ---------------------------------------------------------------- uploads

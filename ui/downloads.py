@@ -34,5 +34,9 @@ def safe_frame(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def csv_bytes(frame: pd.DataFrame) -> bytes:
-    """The CSV a download button offers for ``frame`` (UTF-8, no index), formulas neutralised."""
-    return safe_frame(frame).to_csv(index=False).encode()
+    """The CSV a download button offers for ``frame`` (UTF-8, no index, RFC 4180 line ends), formulas neutralised.
+
+    With CRLF line ends the csv writer quotes any cell holding a carriage return, so a lone CR inside a cell
+    cannot start a new row (and a new, unneutralised cell) in a spreadsheet.
+    """
+    return safe_frame(frame).to_csv(index=False, lineterminator="\r\n").encode()

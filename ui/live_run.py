@@ -95,6 +95,14 @@ class LiveLine:
 
 
 # ---------------------------------------------------------------- the server-wide pool
+@dataclass(eq=False)
+class Ticket:
+    """A run's place in the pool (compared by identity)."""
+
+    slots: int
+    running: bool = False
+
+
 class RunPool:
     """Heavy runs computing at once on the whole server; the others wait in the order they came.
 
@@ -106,34 +114,34 @@ class RunPool:
     def __init__(self, capacity: int | None = None):
         self._fixed = capacity
         self._cond = threading.Condition()
-        self._waiting: list[list] = []      # tickets: [slots]
+        self._waiting: list[Ticket] = []
         self._running = 0
 
     @property
     def capacity(self) -> int:
         return self._fixed or HostLimits.from_env().runs_cap
 
-    def join(self, slots: int = 1) -> list:
-        ticket = [max(1, min(int(slots), self.capacity))]
+    def join(self, slots: int = 1) -> Ticket:
+        ticket = Ticket(max(1, min(int(slots), self.capacity)))
         with self._cond:
             self._waiting.append(ticket)
         return ticket
 
-    def try_start(self, ticket: list) -> bool:
+    def try_start(self, ticket: Ticket) -> bool:
         """Start ``ticket`` if every ticket before it has started and its slots are free."""
         with self._cond:
-            if self._waiting and self._waiting[0] is ticket and self._running + ticket[0] <= self.capacity:
+            if self._waiting and self._waiting[0] is ticket and self._running + ticket.slots <= self.capacity:
                 self._waiting.pop(0)
-                self._running += ticket[0]
-                ticket.append("running")
+                self._running += ticket.slots
+                ticket.running = True
                 self._cond.notify_all()
                 return True
             return False
 
-    def ahead(self, ticket: list) -> int:
+    def ahead(self, ticket: Ticket) -> int:
         """How many waiting runs are before ``ticket``."""
         with self._cond:
-            return self._waiting.index(ticket) if ticket in self._waiting else 0
+            return next((i for i, t in enumerate(self._waiting) if t is ticket), 0)
 
     @property
     def running(self) -> int:
@@ -145,14 +153,14 @@ class RunPool:
         with self._cond:
             return len(self._waiting)
 
-    def leave(self, ticket: list) -> None:
+    def leave(self, ticket: Ticket) -> None:
         """Give back a started ticket's slots, or leave the queue."""
         with self._cond:
-            if "running" in ticket:
-                ticket.remove("running")
-                self._running -= ticket[0]
-            elif ticket in self._waiting:
-                self._waiting.remove(ticket)
+            if ticket.running:
+                ticket.running = False
+                self._running -= ticket.slots
+            else:
+                self._waiting = [t for t in self._waiting if t is not ticket]
             self._cond.notify_all()
 
     def wait(self, timeout: float) -> None:
@@ -254,7 +262,7 @@ def run_live(key: str, lines: Sequence[LiveLine], *, values: Mapping, draw: Call
     return run
 
 
-def _queue(pool: RunPool, slots: int, progress_slot) -> list:
+def _queue(pool: RunPool, slots: int, progress_slot) -> Ticket:
     """Wait for a place in the pool, showing the position; returns the started ticket."""
     ticket = pool.join(slots)
     try:
