@@ -394,6 +394,8 @@ def summary_line(result: dict) -> str:
 
 
 def main() -> None:
+    # A timeout's SIGTERM unwinds like an exception, so the servers and the browser are always stopped.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--root", default=str(ROOT), help="the checkout to serve")
     parser.add_argument("--label", default=None, help="name of the results file (default: the root's name)")
