@@ -33,7 +33,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-from tests.browser.conftest import CHROMIUM, CHROMIUM_ARGS, _free_port, image_config  # noqa: E402
+from benchmarks.loopback import cpu_seconds, image_config, image_environment, start_server, stop_server  # noqa: E402
+from tests.browser.conftest import CHROMIUM, CHROMIUM_ARGS  # noqa: E402
 
 HEAVY = "/Federated_BO?agents=300&features=100&iterations=100&runs=4"
 LIGHT = ["/Privacy_accountant", "/Teaching_view", "/Privacy_accountant?q=0.15&z=1.2", "/Teaching_view?agents=50"]
@@ -42,37 +43,13 @@ SERVER: list = []          # the server's process, for its CPU use
 
 
 def server_cpu() -> float:
-    """CPU seconds of the server and its children so far."""
-    import psutil
-
-    total = 0.0
-    root = psutil.Process(SERVER[0].pid)
-    for proc in [root] + root.children(recursive=True):
-        try:
-            times = proc.cpu_times()
-            total += times.user + times.system
-        except psutil.Error:
-            pass
-    return total
+    return cpu_seconds(SERVER[0].pid)
 
 
-def start_server(cache: str):
-    image_env, command = image_config()
-    port = _free_port()
-    env = dict(os.environ, **dict(image_env, DPBO_CACHE_DIR=cache,
-                                  DPBO_DATA_DIR=os.environ.get("DPBO_DATA_DIR", image_env["DPBO_DATA_DIR"])))
-    argv = [sys.executable, "-m"] + [p for p in command if not p.startswith(("--server.address", "--server.port"))]
-    argv += ["--server.address=127.0.0.1", f"--server.port={port}"]
-    proc = subprocess.Popen(argv, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}"
-    for _ in range(120):
-        try:
-            with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2):
-                return proc, url
-        except OSError:
-            time.sleep(0.5)
-    proc.kill()
-    raise RuntimeError("the dashboard did not start")
+def start_hosted(cache: str):
+    """The image's command with the image's environment, on loopback."""
+    _, command = image_config()
+    return start_server(command, image_environment(cache), subprocess.DEVNULL)
 
 
 class HealthProbe:
@@ -188,16 +165,12 @@ def main() -> int:
     args = parser.parse_args()
     cache = tempfile.mkdtemp(prefix="dpbo-load-")
     load_before = os.getloadavg()
-    proc, url = start_server(cache)
+    proc, url = start_hosted(cache)
     SERVER.append(proc)
     try:
         result = asyncio.run(measure(url, args.heavy, args.light, args.rounds, args.spread))
     finally:
-        proc.terminate()
-        try:
-            proc.wait(20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
+        stop_server(proc)
     times, health = result["light_first_chart"], result["health"]
     summary = dict(
         sessions=dict(heavy=args.heavy, light=args.light * args.rounds), load_before=load_before,

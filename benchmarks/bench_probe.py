@@ -28,8 +28,6 @@ import json
 import os
 import shutil
 import signal
-import socket
-import subprocess
 import sys
 import tempfile
 import threading
@@ -38,7 +36,7 @@ import urllib.parse
 import urllib.request
 from pathlib import Path
 
-import psutil
+from benchmarks.loopback import FakeScheduler, cpu_seconds, rss_mb, seconds_until_quiet, start_server, stop_server
 
 ROOT = Path(__file__).resolve().parents[1]
 CHROMIUM = os.environ.get("DPBO_CHROMIUM", "/usr/bin/chromium")
@@ -49,95 +47,24 @@ OUTSIDE = Path(tempfile.gettempdir()) / "dpbo-probe-outside"
 SHOTS = ROOT / "test-artifacts" / "probe"
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-class FakeScheduler:
-    """A loopback socket that only records who connects (it never answers, so nothing is unpickled)."""
-
-    def __init__(self):
-        self.sock = socket.socket()
-        self.sock.bind(("127.0.0.1", 0))
-        self.sock.listen(8)
-        self.sock.settimeout(0.2)
-        self.port = self.sock.getsockname()[1]
-        self.connections = 0
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._serve, daemon=True)
-        self._thread.start()
-
-    def _serve(self):
-        while not self._stop.is_set():
-            try:
-                conn, _ = self.sock.accept()
-            except OSError:
-                continue
-            self.connections += 1
-            conn.close()
-
-    def close(self):
-        self._stop.set()
-        self._thread.join(2)
-        self.sock.close()
-
-
 class Server:
-    """``streamlit run app.py`` from ``root`` with ``env``, watched with psutil; killed with its children."""
+    """``streamlit run app.py`` from ``root`` with ``env`` on loopback; stopped with everything it started."""
 
-    def __init__(self, root: Path, env: dict, args=()):
-        self.port = free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
+    def __init__(self, root: Path, env: dict):
         self.log = tempfile.NamedTemporaryFile("w+", suffix=".log", delete=False)
-        command = [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
-                   "--server.address", "127.0.0.1", "--server.port", str(self.port),
-                   "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none", *args]
-        self.proc = subprocess.Popen(command, cwd=root, env=env, stdout=self.log, stderr=subprocess.STDOUT,
-                                     start_new_session=True)
-        self.ps = psutil.Process(self.proc.pid)
-        deadline = time.time() + 90
-        while time.time() < deadline:
-            try:
-                with urllib.request.urlopen(f"{self.url}/_stcore/health", timeout=2) as resp:
-                    if resp.status == 200:
-                        return
-            except OSError:
-                time.sleep(0.3)
-        raise RuntimeError("the dashboard did not start")
-
-    def tree(self) -> list[psutil.Process]:
-        try:
-            return [self.ps] + self.ps.children(recursive=True)
-        except psutil.NoSuchProcess:
-            return []
+        command = ["streamlit", "run", "app.py", "--server.headless=true", "--browser.gatherUsageStats=false",
+                   "--server.fileWatcherType=none"]
+        self.proc, self.url = start_server(command, env, self.log, cwd=root)
+        self.pid = self.proc.pid
 
     def rss_mb(self) -> float:
-        total = 0
-        for proc in self.tree():
-            try:
-                total += proc.memory_info().rss
-            except psutil.Error:
-                pass
-        return total / 2**20
+        return rss_mb(self.pid)
 
     def cpu_seconds(self) -> float:
-        total = 0.0
-        for proc in self.tree():
-            try:
-                times = proc.cpu_times()
-                total += times.user + times.system
-            except psutil.Error:
-                pass
-        return total
+        return cpu_seconds(self.pid)
 
     def stop(self):
-        try:
-            os.killpg(self.proc.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-        self.proc.wait(10)
+        stop_server(self.proc)
         self.log.close()
 
 
@@ -163,24 +90,10 @@ class Watch:
         return self.peak
 
 
-def quiet_after(server: Server, limit: float, window: float = 0.25, windows: int = 3) -> float | None:
-    """Seconds until the server's CPU use stays below 15 % of a core for ``windows`` windows in a row
-    (the start of the first of them; None: not within ``limit``)."""
-    start = time.perf_counter()
-    last = server.cpu_seconds()
-    quiet_since, quiet = None, 0
-    while time.perf_counter() - start < limit:
-        time.sleep(window)
-        now = server.cpu_seconds()
-        if (now - last) / window < 0.15:
-            quiet_since = time.perf_counter() - window if quiet == 0 else quiet_since
-            quiet += 1
-            if quiet >= windows:
-                return max(0.0, quiet_since - start)
-        else:
-            quiet = 0
-        last = now
-    return None
+def quiet_after(server: Server, limit: float) -> float | None:
+    """Seconds until the server's CPU use stays below 15 % of a core for 0.75 s (None: not within ``limit``)."""
+    quiet = seconds_until_quiet(server.pid, limit=limit, window=0.25, windows=3, busy=0.15)
+    return None if quiet == float("inf") else quiet
 
 
 VISIBLE = """() => {

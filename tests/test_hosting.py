@@ -7,14 +7,13 @@ from __future__ import annotations
 import ast
 import dataclasses
 import math
-import socket
-import threading
 from pathlib import Path
 from urllib.parse import quote
 
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from benchmarks.loopback import FakeScheduler
 from engine.audit import ServerAudit, VoteAudit
 from engine.fbo import FboConfig
 from engine.hosting import dask_scheduler, is_hosted
@@ -113,35 +112,6 @@ def test_a_huge_sweep_is_refused_before_its_cells_are_listed():
     with pytest.raises(ConfigError, match="cells; at most"):
         SweepSpec("toy", axes=(("x", tuple(range(1, 60))), ("y", tuple(range(60)))), runs=1)
     assert MAX_CELLS < 59 * 60
-
-
-class FakeScheduler:
-    """A loopback socket that only counts who connects (it never answers)."""
-
-    def __init__(self):
-        self.sock = socket.socket()
-        self.sock.bind(("127.0.0.1", 0))
-        self.sock.listen(4)
-        self.sock.settimeout(0.2)
-        self.port = self.sock.getsockname()[1]
-        self.connections = 0
-        self.stop = threading.Event()
-        self.thread = threading.Thread(target=self.serve, daemon=True)
-        self.thread.start()
-
-    def serve(self):
-        while not self.stop.is_set():
-            try:
-                conn, _ = self.sock.accept()
-            except OSError:
-                continue
-            self.connections += 1
-            conn.close()
-
-    def close(self):
-        self.stop.set()
-        self.thread.join(2)
-        self.sock.close()
 
 
 def test_a_link_cannot_make_the_server_connect_to_a_scheduler(tmp_path, monkeypatch):

@@ -238,4 +238,4 @@ def sidebar(slots: ErrorSlots) -> None:
     limit = HostLimits.from_env().max_seconds
     if limit is not None:
         st.caption(f"Size limit of this server: about {limit:g} s of computing per press of Run "
-                   "(estimated from the agents, iterations, runs and random features, summed over the lines).")
+                   "(estimated from every setting that drives the work, summed over the lines).")

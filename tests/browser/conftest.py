@@ -6,19 +6,14 @@ installs both. Screenshots go to test-artifacts/screenshots/.
 
 from __future__ import annotations
 
-import json
 import os
-import shlex
 import shutil
-import socket
-import subprocess
-import sys
-import time
 import types
-import urllib.request
 from pathlib import Path
 
 import pytest
+
+from benchmarks.loopback import image_config, image_environment, start_server, stop_server
 
 ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "test-artifacts" / "screenshots"
@@ -28,120 +23,46 @@ CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-
                  "--disable-dev-shm-usage"]
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
+def _serve(tmp_path_factory, command: list[str], env: dict[str, str], name: str):
+    """Start ``command`` on loopback for a test session; yields (process, url)."""
+    if not Path(CHROMIUM).exists() and not shutil.which("chromium"):
+        pytest.skip(f"Chromium not found at {CHROMIUM} (apt-get install chromium)")
+    log = open(tmp_path_factory.mktemp(name) / "streamlit.log", "w")
+    try:
+        proc, url = start_server(command, env, log)
+    except RuntimeError:
+        log.close()
+        pytest.fail(f"The dashboard ({name}) did not start; see the streamlit log in the pytest tmp folder.")
+    try:
+        yield proc, url
+    finally:
+        stop_server(proc)
+        log.close()
 
 
 @pytest.fixture(scope="session")
 def app_url(tmp_path_factory):
     """Start ``streamlit run app.py`` on a free port and yield its base URL."""
-    if not Path(CHROMIUM).exists() and not shutil.which("chromium"):
-        pytest.skip(f"Chromium not found at {CHROMIUM} (apt-get install chromium)")
-    port = _free_port()
-    log = open(tmp_path_factory.mktemp("streamlit") / "streamlit.log", "w")
     env = dict(os.environ, DPBO_CACHE_DIR=str(tmp_path_factory.mktemp("app-cache")))
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
-         "--server.address", "127.0.0.1", "--server.port", str(port),
-         "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none"],
-        cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, env=env)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.time() + 60
-        while True:
-            try:
-                with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as resp:
-                    if resp.status == 200:
-                        break
-            except OSError:
-                pass
-            if proc.poll() is not None or time.time() > deadline:
-                pytest.fail("The dashboard did not start; see the streamlit log in the pytest tmp folder.")
-            time.sleep(0.5)
+    command = ["streamlit", "run", "app.py", "--server.headless=true", "--browser.gatherUsageStats=false",
+               "--server.fileWatcherType=none"]
+    for _, url in _serve(tmp_path_factory, command, env, "streamlit"):
         yield url
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-        log.close()
-
-
-def image_config(dockerfile: Path = ROOT / "Dockerfile") -> tuple[dict[str, str], list[str]]:
-    """The Docker image's environment (its ENV lines) and command (its CMD), read from the Dockerfile.
-
-    Hosted-mode tests run exactly this command with exactly this environment (only the address, the port and
-    the two folders of this machine differ), so the image's recipe is what they test.
-    """
-    text = dockerfile.read_text().replace("\\\n", " ")
-    env, command = {}, None
-    for line in text.splitlines():
-        line = line.strip()
-        if line.startswith("ENV "):
-            for item in shlex.split(line[4:]):
-                name, _, value = item.partition("=")
-                env[name] = value
-        elif line.startswith("CMD "):
-            command = json.loads(line[4:])
-    if command is None:
-        raise ValueError("the Dockerfile has no CMD")
-    return env, command
-
-
-def start_server(tmp_path_factory, command: list[str], env: dict[str, str], name: str):
-    """Run ``command`` (a ``streamlit run`` line) on a free loopback port; returns (process, url, log)."""
-    port = _free_port()
-    options = {"--server.address": "127.0.0.1", "--server.port": str(port)}
-    argv = [sys.executable, "-m"] + [part for part in command
-                                     if part.split("=", 1)[0] not in options] + [f"{k}={v}" for k, v in options.items()]
-    log = open(tmp_path_factory.mktemp(name) / "streamlit.log", "w")
-    proc = subprocess.Popen(argv, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, env=env)
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.time() + 60
-    while True:
-        try:
-            with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as resp:
-                if resp.status == 200:
-                    return proc, url, log
-        except OSError:
-            pass
-        if proc.poll() is not None or time.time() > deadline:
-            stop_server(proc, log)
-            pytest.fail(f"The dashboard ({name}) did not start; see the streamlit log in the pytest tmp folder.")
-        time.sleep(0.5)
-
-
-def stop_server(proc, log) -> None:
-    proc.terminate()
-    try:
-        proc.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-    log.close()
 
 
 @pytest.fixture(scope="session")
 def hosted(tmp_path_factory):
     """The Docker image's command with the image's environment (hosting mode), on loopback.
 
-    Yields a namespace with ``url``, ``pid`` and the ``cache`` folder.
+    Only the address, the port and this machine's two folders differ from the image, so the image's recipe is
+    what the hosted tests test. Yields a namespace with ``url``, ``pid`` and the ``cache`` folder.
     """
-    if not Path(CHROMIUM).exists() and not shutil.which("chromium"):
-        pytest.skip(f"Chromium not found at {CHROMIUM} (apt-get install chromium)")
     image_env, command = image_config()
     assert image_env.get("DPBO_HOSTED") == "1" and command[:3] == ["streamlit", "run", "app.py"]
     cache = tmp_path_factory.mktemp("hosted-cache")
-    # Only this machine's folders replace the image's (/home/app/... does not exist here).
-    env = dict(os.environ, **dict(image_env, DPBO_CACHE_DIR=str(cache),
-                                  DPBO_DATA_DIR=os.environ.get("DPBO_DATA_DIR", image_env["DPBO_DATA_DIR"])))
-    proc, url, log = start_server(tmp_path_factory, command, env, "hosted")
-    try:
+    env = image_environment(cache)
+    for proc, url in _serve(tmp_path_factory, command, env, "hosted"):
         yield types.SimpleNamespace(url=url, pid=proc.pid, cache=cache, env=env)
-    finally:
-        stop_server(proc, log)
 
 
 @pytest.fixture(scope="session")

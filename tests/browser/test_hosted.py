@@ -7,15 +7,12 @@ children).
 
 from __future__ import annotations
 
-import socket
-import threading
-import time
 import urllib.parse
 from pathlib import Path
 
-import psutil
 import pytest
 
+from benchmarks.loopback import FakeScheduler, cpu_seconds, rss_mb, seconds_until_quiet
 from tests.browser.conftest import screenshot, wait_for_app
 
 pytestmark = pytest.mark.browser
@@ -25,79 +22,6 @@ DRAWN = "() => document.querySelector(\"[data-testid='stPlotlyChart'] .scatterla
 # Two lines (TS and DP-FTS-DE) that compute for tens of seconds, inside the image's limits.
 HEAVY = "agents=300&features=100&iterations=100&runs=4"
 MEMORY_LIMIT_MB = 2048      # the image's DPBO_MAX_MEMORY_MB (default)
-
-
-class FakeScheduler:
-    """A loopback socket that only counts connections (it never answers: nothing could be unpickled)."""
-
-    def __init__(self):
-        self.sock = socket.socket()
-        self.sock.bind(("127.0.0.1", 0))
-        self.sock.listen(8)
-        self.sock.settimeout(0.2)
-        self.port = self.sock.getsockname()[1]
-        self.connections = 0
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._serve, daemon=True)
-        self._thread.start()
-
-    def _serve(self):
-        while not self._stop.is_set():
-            try:
-                conn, _ = self.sock.accept()
-            except OSError:
-                continue
-            self.connections += 1
-            conn.close()
-
-    def close(self):
-        self._stop.set()
-        self._thread.join(2)
-        self.sock.close()
-
-
-def tree(pid: int) -> list[psutil.Process]:
-    root = psutil.Process(pid)
-    return [root] + root.children(recursive=True)
-
-
-def cpu_seconds(pid: int) -> float:
-    total = 0.0
-    for proc in tree(pid):
-        try:
-            times = proc.cpu_times()
-            total += times.user + times.system
-        except psutil.Error:
-            pass
-    return total
-
-
-def rss_mb(pid: int) -> float:
-    total = 0
-    for proc in tree(pid):
-        try:
-            total += proc.memory_info().rss
-        except psutil.Error:
-            pass
-    return total / 2**20
-
-
-def seconds_until_quiet(pid: int, limit: float = 20.0, window: float = 0.2, windows: int = 3) -> float:
-    """From now until the server's CPU use drops below 20 % of a core for ``windows`` windows in a row."""
-    start = time.perf_counter()
-    last, since, quiet = cpu_seconds(pid), None, 0
-    while time.perf_counter() - start < limit:
-        time.sleep(window)
-        now = cpu_seconds(pid)
-        if (now - last) / window < 0.2:
-            since = time.perf_counter() - window if quiet == 0 else since
-            quiet += 1
-            if quiet >= windows:
-                return since - start
-        else:
-            quiet = 0
-        last = now
-    return float("inf")
 
 
 def assert_no_traceback(page) -> None:
