@@ -36,6 +36,11 @@ sys.path.insert(0, str(ROOT))
 from benchmarks.loopback import cpu_seconds, image_config, image_environment, start_server, stop_server  # noqa: E402
 from tests.browser.conftest import CHROMIUM, CHROMIUM_ARGS  # noqa: E402
 
+try:
+    from playwright.async_api import Error as PlaywrightError
+except ImportError:  # pragma: no cover - playwright comes with requirements-dev.txt
+    PlaywrightError = Exception
+
 HEAVY = "/Federated_BO?agents=300&features=100&iterations=100&runs=4"
 LIGHT = ["/Privacy_accountant", "/Teaching_view", "/Privacy_accountant?q=0.15&z=1.2", "/Teaching_view?agents=50"]
 DRAWN = "() => document.querySelector(\"[data-testid='stPlotlyChart'] g.trace\") !== null"  # any drawn trace
@@ -82,7 +87,8 @@ class HealthProbe:
 async def heavy_session(browser, url: str, started: list) -> dict:
     context = await browser.new_context(viewport={"width": 1300, "height": 900})
     page = await context.new_page()
-    await page.goto(url + HEAVY)
+    page.set_default_timeout(120_000)
+    await page.goto(url + HEAVY, timeout=120_000)
     run = page.get_by_role("button", name="Run", exact=True)
     await run.wait_for(timeout=60_000)
     await page.wait_for_timeout(500)
@@ -99,13 +105,18 @@ async def heavy_session(browser, url: str, started: list) -> dict:
 
 
 async def light_session(browser, url: str, path: str, delay: float = 0.0) -> float:
+    """Seconds from opening ``path`` to its first drawn chart (``inf`` when not within two minutes)."""
     await asyncio.sleep(delay)
     context = await browser.new_context(viewport={"width": 1300, "height": 900})
     page = await context.new_page()
+    page.set_default_timeout(120_000)
     start = time.perf_counter()
-    await page.goto(url + path)
-    await page.wait_for_function(DRAWN, timeout=120_000, polling=20)
-    seconds = time.perf_counter() - start
+    try:
+        await page.goto(url + path, timeout=120_000)
+        await page.wait_for_function(DRAWN, timeout=120_000, polling=20)
+        seconds = time.perf_counter() - start
+    except PlaywrightError:
+        seconds = float("inf")
     await context.close()
     return seconds
 
@@ -146,6 +157,9 @@ async def measure(url: str, heavy: int, light: int, rounds: int, spread: float) 
         queued = 0
         for session in heavies:
             queued += await session["page"].get_by_text("Waiting for a free place").count() > 0
+        shots = ROOT / "test-artifacts" / "screenshots"
+        shots.mkdir(parents=True, exist_ok=True)
+        await heavies[-1]["page"].screenshot(path=str(shots / "load_queued_run.png"))
         for session in heavies:
             await session["context"].close()
         await browser.close()
@@ -176,7 +190,8 @@ def main() -> int:
         sessions=dict(heavy=args.heavy, light=args.light * args.rounds), load_before=load_before,
         load_after=os.getloadavg(), cores=os.cpu_count(),
         light_first_chart_median=statistics.median(times), light_first_chart_p95=percentile(times, 0.95),
-        light_first_chart_max=max(times), burst_first_chart_median=statistics.median(result["light_burst"]),
+        light_first_chart_max=max(times), light_timeouts=sum(t == float("inf") for t in times + result["light_burst"]),
+        burst_first_chart_median=statistics.median(result["light_burst"]),
         burst_first_chart_p95=percentile(result["light_burst"], 0.95), health_median=statistics.median(health),
         health_p95=percentile(health, 0.95), health_max=max(health), health_samples=len(health),
         heavy_still_queued_at_end=result["heavy_queued_at_end"],

@@ -53,7 +53,7 @@ from dataclasses import dataclass, replace
 from typing import Iterable, Mapping, Sequence
 
 from engine.cancel import CHUNK_ELEMENTS
-from engine.privacy.accountants import PLD_STEPWISE, RDP_POINTS, curve_counts, pld_point_seconds
+from engine.privacy.accountants import PLD_FINE_STEPS, PLD_STEPWISE, RDP_POINTS, curve_counts, pld_point_seconds
 from engine.validation import ConfigError
 
 SECONDS_ENV = "DPBO_MAX_SECONDS"
@@ -263,7 +263,8 @@ def _curve_seconds(steps: int, accountant: str) -> float:
 
 def _epsilon_seconds(steps: int, accountant: str) -> float:
     if accountant == "pld":
-        return PLD_EPS_S + PLD_EPS_T_S * steps
+        # beyond PLD_FINE_STEPS releases PLD composes on the coarse grid (engine.privacy.make_accountant)
+        return 2.0 * pld_point_seconds(steps) if steps > PLD_FINE_STEPS else PLD_EPS_S + PLD_EPS_T_S * steps
     return 0.05
 
 

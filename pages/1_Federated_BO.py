@@ -44,13 +44,24 @@ try:
     variants = build_variants(values)
     costs = [cached_plan_cost(cfg) for _, cfg in variants]       # priced before anything is computed
     cost = sum(costs[1:], costs[0])
-    what = f"These {len(variants)} lines" if len(variants) > 1 else "This run"
-    check(cost, what=what, fewer="lines" if len(variants) > 1 else None)
-    with st.spinner("Accounting the privacy loss..."):
-        plans = compute(lambda: [cached_plan(cfg) for _, cfg in variants])
 except ConfigError as err:
     config_error = err
     slots.show(err)
+else:
+    try:
+        check(cost, what=f"These {len(variants)} lines" if len(variants) > 1 else "This run",
+              fewer="lines" if len(variants) > 1 else None)
+    except ConfigError as err:
+        # Shown here in the main area: the knob it names may sit in a closed expander of the sidebar.
+        config_error = err
+        st.error(str(err), icon=":material/error:")
+if config_error is None:
+    try:
+        with st.spinner("Accounting the privacy loss..."):
+            plans = compute(lambda: [cached_plan(cfg) for _, cfg in variants])
+    except ConfigError as err:
+        config_error = err
+        slots.show(err)
 
 if config_error is None:
     preview = privacy_preview(variants, plans)

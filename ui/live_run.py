@@ -267,10 +267,10 @@ def _queue(pool: RunPool, slots: int, progress_slot) -> Ticket:
     ticket = pool.join(slots)
     try:
         while not pool.try_start(ticket):
-            ahead = pool.ahead(ticket)
+            capacity = pool.capacity
             progress_slot.progress(0.0, text=(
-                f"Waiting for a free place: {ahead} run{'s' if ahead != 1 else ''} ahead of yours in the queue "
-                f"(this server computes {pool.capacity} at a time). Stop leaves the queue."))
+                f"Waiting for a free place: number {pool.ahead(ticket) + 1} in the queue (this server computes "
+                f"{capacity} run{'s' if capacity != 1 else ''} at a time). Stop leaves the queue."))
             pool.wait(QUEUE_POLL_SECONDS)
     except BaseException:
         pool.leave(ticket)
