@@ -42,6 +42,7 @@ CASES = [
     ("accountant", dict(steps=40, accountants=["ma", "rdp", "pld"])),
     ("accountant", dict(steps=1000, accountants=["ma", "rdp", "pld"])),
     ("accountant", dict(steps=100_000, accountants=["ma", "rdp", "pld"])),
+    ("accountant", dict(steps=40, accountants=["pld"], z=0.3)),
     ("hype", dict(repetitions=2000)),
     ("hype", dict(repetitions=2000, candidates=1000)),
     ("hype", dict(repetitions=500, aggregation="secure-sum")),
@@ -99,9 +100,10 @@ def work_of(tool: str, kw: dict):
         from engine.privacy import epsilon, epsilon_curve
 
         def account():
+            z = kw.get("z", 1.0)
             for acc in kw["accountants"]:
-                epsilon_curve(0.25, 1.0, kw["steps"], 1e-5, acc)
-            epsilon(0.25, 1.0, kw["steps"], 1e-5, "pld")
+                epsilon_curve(0.25, z, kw["steps"], 1e-5, acc)
+            epsilon(0.25, z, kw["steps"], 1e-5, "pld")
         return account
     if tool == "hype":
         from engine.hype import HypeConfig, run_hype
@@ -140,7 +142,7 @@ def estimate(tool: str, kw: dict):
         config = teaching_config(**kw)
         return limits.fbo_cost(config, config.agents)
     if tool == "accountant":
-        return limits.accountant_cost(kw["steps"], kw["accountants"], points=1)
+        return limits.accountant_cost(kw["steps"], kw["accountants"], points=1, z=kw.get("z", 1.0))
     if tool == "hype":
         from engine.hype import HypeConfig
 

@@ -28,6 +28,7 @@ import json
 import os
 import shutil
 import signal
+import subprocess
 import sys
 import tempfile
 import threading
@@ -35,6 +36,8 @@ import time
 import urllib.parse
 import urllib.request
 from pathlib import Path
+
+import psutil
 
 from benchmarks.loopback import FakeScheduler, cpu_seconds, rss_mb, seconds_until_quiet, start_server, stop_server
 
@@ -193,6 +196,42 @@ CASES = [
 ]
 
 
+def orphaned_workers(root: Path, limit: float, workdir: Path, base_env: dict) -> dict:
+    """Kill a command-line sweep (SIGKILL) while its two worker processes compute; how long do they live on?"""
+    cli = subprocess.Popen([sys.executable, "-m", "engine", "sweep", "--tool", "toy", "--grid", "sleep=50,51,52,53",
+                            "--executor", "joblib", "--workers", "2", "--quiet", "--out", str(workdir / "o.parquet")],
+                           cwd=root, env=base_env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline, workers = time.time() + 60, []
+    while time.time() < deadline and len(workers) < 2:
+        workers = [p for p in psutil.Process(cli.pid).children(recursive=True)
+                   if "resource_tracker" not in " ".join(p.cmdline())]
+        time.sleep(0.2)
+    time.sleep(3.0)                              # they are computing their cells now
+    os.kill(cli.pid, signal.SIGKILL)
+    cli.wait(10)
+    start = time.perf_counter()
+    while time.perf_counter() - start < limit:
+        alive = [p for p in workers if p.is_running() and p.status() != psutil.STATUS_ZOMBIE]
+        if not alive:
+            return dict(seconds=round(time.perf_counter() - start, 1), workers=len(workers), left=0)
+        time.sleep(0.2)
+    for proc in workers:
+        proc.kill()
+    return dict(seconds=None, workers=len(workers), left=len(alive))
+
+
+def cache_growth(root: Path, workdir: Path, base_env: dict) -> dict:
+    """Score tables of eight DP-HYPE data-mode seeds with DPBO_CACHE_MAX_MB=1: how large does the cache get?"""
+    cache = workdir / "growth"
+    env = dict(base_env, DPBO_CACHE_DIR=str(cache), DPBO_CACHE_MAX_MB="1")
+    for seed in range(8):
+        subprocess.run([sys.executable, "-m", "engine", "hype", "--mode", "data", "--dataset", "wine", "--clients",
+                        "20", "--repetitions", "10", "--seed", str(seed)], cwd=root, env=env,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
+    files = [p for p in cache.rglob("*") if p.is_file()]
+    return dict(files=len(files), mb=round(sum(p.stat().st_size for p in files) / 2**20, 2))
+
+
 def run_case(case: dict, root: Path, limit: float, browser, workdir: Path, base_env: dict, label: str) -> dict:
     scheduler = FakeScheduler() if "{scheduler}" in case["path"] else None
     shutil.rmtree(OUTSIDE, ignore_errors=True)
@@ -333,6 +372,19 @@ def main() -> None:
         base_env[name] = value
     results = []
     print(f"load before: {os.getloadavg()}", flush=True)
+    if not args.cases or "orphaned-workers" in args.cases.split(","):
+        result = dict(case="orphaned-workers", finding=6, limit=args.limit, peak_mb=0,
+                      **orphaned_workers(root, args.limit, workdir, base_env))
+        results.append(result)
+        print(f"| 6 | orphaned-workers | killed sweep's {result['workers']} workers lived on "
+              f"{'> %g s' % args.limit if result['seconds'] is None else '%g s' % result['seconds']} | - | - | - |",
+              flush=True)
+    if not args.cases or "cache-growth" in args.cases.split(","):
+        result = dict(case="cache-growth", finding=6, limit=args.limit, peak_mb=0, **cache_growth(root, workdir,
+                                                                                                  base_env))
+        results.append(result)
+        print(f"| 6 | cache-growth | 8 score tables with DPBO_CACHE_MAX_MB=1: {result['files']} files, "
+              f"{result['mb']} MB | - | - | - |", flush=True)
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
         for case in chosen:

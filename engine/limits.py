@@ -33,9 +33,9 @@ The host's limits (:class:`HostLimits`, from the environment):
 ``DPBO_MAX_UPLOAD_ROWS`` (200000)
     rows of an uploaded table (its size in MB is Streamlit's ``server.maxUploadSize``).
 
-Each may be ``none`` for no limit; a value that is not a positive number
-falls back to its default. The command line applies the time limit only when
-the host sets it.
+``DPBO_MAX_SECONDS``, ``DPBO_MAX_MEMORY_MB`` and ``DPBO_MAX_UPLOAD_ROWS`` may be
+``none`` for no limit; a value that is not a positive number falls back to its
+default. The command line applies the time limit only when the host sets it.
 
 Each estimate is a few terms "operations in the inner loop x seconds per
 operation", with constants measured on the 2-core development machine
@@ -62,7 +62,7 @@ WORKERS_ENV = "DPBO_MAX_WORKERS"
 RUNS_ENV = "DPBO_MAX_RUNS"
 UPLOAD_ROWS_ENV = "DPBO_MAX_UPLOAD_ROWS"
 # Two minutes of one core per request: the largest paper preset (the landmine
-# Fig. 3a sweep, 12 cells x 10 runs) is estimated at about a minute.
+# Fig. 3a sweep, 12 cells x 10 runs) is estimated at 35 s, 93 s with its table build.
 DEFAULT_MAX_SECONDS = 120.0
 # Two gigabytes per request: the largest preset (DP-HYPE data mode, n = 500) needs about 900 MB;
 # with DPBO_MAX_RUNS runs at once a host needs about that many times this, plus the server.
@@ -268,9 +268,19 @@ def _epsilon_seconds(steps: int, accountant: str) -> float:
     return 0.05
 
 
+def pld_noise_factor(z: float | None, power: float = 2.0) -> float:
+    """How much longer PLD takes with noise multiplier ``z`` than at z = 1: its privacy loss distribution
+    widens as z shrinks. Measured for one epsilon on the fine grid: z = 0.5 3 times, 0.3 7 times, 0.2 13 times
+    (power 2); for a curve on the coarse grid: z = 0.5 2.2 times, 0.3 3.4 times (power 1.2)."""
+    return max(1.0, 1.0 / max(float(z), 1e-3) ** power) if z is not None else 1.0
+
+
+CALIBRATION_Z = 0.5      # a calibration's z is not known before it runs; PLD's is priced as if it were this
+
+
 def accountant_cost(steps: int, accountants: Sequence[str] = ("rdp",), *, curve: bool = True, points: int = 1,
-                    calibrations: int = 0, calibrate_steps: int | None = None) -> Cost:
-    """Cost of accounting ``steps`` releases with each of ``accountants``.
+                    calibrations: int = 0, calibrate_steps: int | None = None, z: float | None = 1.0) -> Cost:
+    """Cost of accounting ``steps`` releases with each of ``accountants`` at noise multiplier ``z``.
 
     ``curve``: the epsilon curve over 1..steps; ``points``: single epsilons
     at ``steps``; ``calibrations``: inverse questions (z, q or T for a target),
@@ -280,17 +290,19 @@ def accountant_cost(steps: int, accountants: Sequence[str] = ("rdp",), *, curve:
     steps = max(1, int(steps))
     seconds, memory = 0.0, ACCOUNTANT_BASE_MB
     for name in accountants:
+        factor = pld_noise_factor(z) if name == "pld" else 1.0
         if curve:
-            seconds += _curve_seconds(steps, name)
-        seconds += points * _epsilon_seconds(steps, name)
+            seconds += (pld_noise_factor(z, 1.2) if name == "pld" else 1.0) * _curve_seconds(steps, name)
+        seconds += factor * points * _epsilon_seconds(steps, name)
         if calibrations:
             largest = max(steps, int(calibrate_steps or steps))
-            seconds += calibrations * CALIBRATION_EVALS * _epsilon_seconds(largest, name)
+            calibration_factor = max(factor, pld_noise_factor(CALIBRATION_Z)) if name == "pld" else 1.0
+            seconds += calibration_factor * calibrations * CALIBRATION_EVALS * _epsilon_seconds(largest, name)
             steps_for_memory = largest
         else:
             steps_for_memory = steps
         if name == "pld":
-            memory = max(memory, ACCOUNTANT_BASE_MB + PLD_MB_PER_STEP * steps_for_memory)
+            memory = max(memory, ACCOUNTANT_BASE_MB + factor * PLD_MB_PER_STEP * steps_for_memory)
     knobs = [("steps", steps, 40, 1)] + ([("accountant", 1, 1, 1)] if "pld" in accountants else [])
     return _cost(seconds, memory, knobs)
 
@@ -370,7 +382,7 @@ def fbo_cost(config, n_agents: int, candidates: int | None = None, *, objective:
     memory += objective.memory_mb
     if accounting and config.is_private:
         seconds += accountant_cost(T, (config.accountant,), points=2 if config.budget is not None else 1,
-                                   calibrations=1 if config.calibrate_z else 0).seconds
+                                   calibrations=1 if config.calibrate_z else 0, z=config.z).seconds
     knobs = [("agents", N, FBO_USUAL["agents"], 1), ("iterations", T, FBO_USUAL["iterations"], 1),
              ("runs", R, FBO_USUAL["runs"], 1), ("features", M, FBO_USUAL["features"], 2),
              ("n_init", n_init, FBO_USUAL["n_init"], 0.5)]

@@ -140,7 +140,7 @@ def account(acc: str):
 
 usable = [acc for acc in ACCOUNTANTS if supports(acc, setting["sampling"])]
 try:
-    check(accountant_cost(setting["steps"], usable), what="This accounting")
+    check(accountant_cost(setting["steps"], usable, z=setting["z"]), what="This accounting")
 except ConfigError as err:
     slots.show(err)
     st.stop()
@@ -245,7 +245,8 @@ if submitted:
         largest = MAX_STEPS if solve == "steps" else setting["steps"]
         run = run_live("acc_inverse_run", [LiveLine("solve", lambda: solve_rows(solve, target, chosen), len(chosen))],
                        values={}, draw=lambda run, suffix: None, progress_slot=st.empty(), errors=solve_errors,
-                       cost=accountant_cost(largest, chosen, curve=False, calibrations=1), what="This calibration",
+                       cost=accountant_cost(largest, chosen, curve=False, calibrations=1, z=setting["z"]),
+                       what="This calibration",
                        starting="Calibrating (a few seconds for RDP and PLD the first time) ...",
                        progress=lambda latest, counts: (counts[0] / max(len(chosen), 1),
                                                         f"{counts[0]} of {len(chosen)} accountants"))

@@ -21,6 +21,7 @@ CASES = [
     ("fbo", dict(agents=40, iterations=20, runs=2, features=200, accountant="pld")),
     ("teaching", dict(agents=3000, P=2, t=3, q=0.5, z=1.0, S=11.0, seed=0)),
     ("accountant", dict(steps=200, accountants=["ma", "rdp", "pld"])),
+    ("accountant", dict(steps=30, accountants=["pld"], z=0.3)),
     ("hype", dict(repetitions=500, candidates=300)),
     ("hype", dict(mode="data", dataset="wine", clients=30, repetitions=300)),
     ("pogpucb", dict(runs=3, iterations=40)),
