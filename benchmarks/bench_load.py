@@ -51,10 +51,10 @@ def server_cpu() -> float:
     return cpu_seconds(SERVER[0].pid)
 
 
-def start_hosted(cache: str):
-    """The image's command with the image's environment, on loopback."""
+def start_hosted(cache: str, extra: dict | None = None):
+    """The image's command with the image's environment (and ``extra`` variables), on loopback."""
     _, command = image_config()
-    return start_server(command, image_environment(cache), subprocess.DEVNULL)
+    return start_server(command, dict(image_environment(cache), **(extra or {})), subprocess.DEVNULL)
 
 
 class HealthProbe:
@@ -174,12 +174,13 @@ def main() -> int:
     parser.add_argument("--heavy", type=int, default=8)
     parser.add_argument("--light", type=int, default=12)
     parser.add_argument("--rounds", type=int, default=1, help="waves of light sessions while the heavy ones run")
+    parser.add_argument("--env", action="append", default=[], help="NAME=VALUE for the server (repeatable)")
     parser.add_argument("--spread", type=float, default=12.0, help="seconds over which a wave of light visitors "
                                                                     "arrives")
     args = parser.parse_args()
     cache = tempfile.mkdtemp(prefix="dpbo-load-")
     load_before = os.getloadavg()
-    proc, url = start_hosted(cache)
+    proc, url = start_hosted(cache, dict(item.split("=", 1) for item in args.env))
     SERVER.append(proc)
     try:
         result = asyncio.run(measure(url, args.heavy, args.light, args.rounds, args.spread))
@@ -187,7 +188,7 @@ def main() -> int:
         stop_server(proc)
     times, health = result["light_first_chart"], result["health"]
     summary = dict(
-        sessions=dict(heavy=args.heavy, light=args.light * args.rounds), load_before=load_before,
+        sessions=dict(heavy=args.heavy, light=args.light * args.rounds), env=args.env, load_before=load_before,
         load_after=os.getloadavg(), cores=os.cpu_count(),
         light_first_chart_median=statistics.median(times), light_first_chart_p95=percentile(times, 0.95),
         light_first_chart_max=max(times), light_timeouts=sum(t == float("inf") for t in times + result["light_burst"]),

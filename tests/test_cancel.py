@@ -105,8 +105,10 @@ def _hype_votes(tmp_path):
 
 
 def _hype_training(tmp_path):
+    from engine.hype.datasets import load_dataset
     from engine.hype.scores import compute_scores
 
+    load_dataset("digits")      # scikit-learn's import (once per server, a second of CPU) happens here
     return lambda: compute_scores("digits", 300, None, 0)
 
 
