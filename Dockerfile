@@ -1,20 +1,37 @@
+# The DP-BO Explorer as a public, hosted explorer (docs/hosting.md).
+# Hosting mode, the limits and Streamlit's settings are all environment variables below; the browser tests run
+# this file's CMD with this file's ENV (tests/browser/test_hosted.py), so keep them here.
 FROM python:3.11-slim
 
 ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1 PIP_NO_CACHE_DIR=1 \
-    DPBO_CACHE_DIR=/home/app/cache
+    DPBO_HOSTED=1 \
+    DPBO_CACHE_DIR=/home/app/cache \
+    DPBO_DATA_DIR=/home/app/data \
+    DPBO_CACHE_MAX_MB=2048 \
+    STREAMLIT_SERVER_MAX_UPLOAD_SIZE=20 \
+    STREAMLIT_CLIENT_SHOW_ERROR_DETAILS=none \
+    STREAMLIT_CLIENT_TOOLBAR_MODE=viewer \
+    STREAMLIT_BROWSER_GATHER_USAGE_STATS=false \
+    STREAMLIT_SERVER_HEADLESS=true \
+    STREAMLIT_SERVER_FILE_WATCHER_TYPE=none \
+    STREAMLIT_SERVER_RUN_ON_SAVE=false
 
-RUN useradd --create-home --uid 1000 app
-WORKDIR /home/app/dpbo
+# A user without a login shell owns only its cache and data folders; the code belongs to root and is read-only.
+RUN useradd --create-home --uid 1000 --shell /usr/sbin/nologin app \
+    && mkdir -p /home/app/cache /home/app/data && chown app:app /home/app/cache /home/app/data
+WORKDIR /opt/dpbo-explorer
 
-# Dependencies first, so code changes reuse this layer.
-COPY requirements.txt .
-RUN pip install -r requirements.txt
+# Every transitive dependency pinned with its hashes (requirements.lock; docs/hosting.md says how to regenerate it).
+COPY requirements.lock .
+RUN pip install --no-deps --require-hashes -r requirements.lock
 
-COPY --chown=app:app . .
+# Tests, benchmarks, CI files and local data stay out of the image (.dockerignore).
+COPY . .
+RUN chmod -R a-w /opt/dpbo-explorer
 USER app
 
 EXPOSE 8501
 HEALTHCHECK --interval=30s --timeout=5s --start-period=30s --retries=3 \
     CMD python -c "import urllib.request,sys; sys.exit(0 if urllib.request.urlopen('http://127.0.0.1:8501/_stcore/health', timeout=4).status == 200 else 1)"
 
-CMD ["streamlit", "run", "app.py", "--server.address=0.0.0.0", "--server.port=8501", "--server.headless=true", "--browser.gatherUsageStats=false"]
+CMD ["streamlit", "run", "app.py", "--server.address=0.0.0.0", "--server.port=8501"]

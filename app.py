@@ -13,6 +13,7 @@ from pathlib import Path
 import streamlit as st
 
 from engine.fbo.presets import PRESETS
+from engine.hosting import is_hosted
 from ui.routes import (
     ACCOUNTANT,
     APP_TITLE,
@@ -105,6 +106,10 @@ def _page(path: Path) -> st.Page:
 # The tab's icon first: once a page has set one, the menu's material icons are not fetched from a font host
 # to serve as the tab's icon (the app never calls out).
 st.set_page_config(page_title=APP_TITLE, page_icon=FAVICON, layout="wide")
+if is_hosted():
+    # Hosting mode (DPBO_HOSTED=1): an unexpected error shows no traceback, paths or code to visitors.
+    st.set_option("client.showErrorDetails", "none")
+
 navigation = st.navigation([st.Page(home, title="Home", icon=HOME_ICON, default=True)]
                            + [_page(path) for path in sorted((ROOT / "pages").glob("*.py"))])
 navigation.run()

@@ -2,12 +2,14 @@
 (peak resident size during the work minus the resident size before it).
 
 Every case runs in a fresh process (so its peak memory is its own); the
-estimate is what ``engine.limits`` says before the run. A ratio above 1 means
-the estimate is conservative (it says more than the run took).
+estimate is what ``engine.limits`` says before the run, computed the way the
+pages and the CLI compute it. A ratio above 1 means the estimate is
+conservative (it says more than the run took). ``tests/test_limits_conservative.py``
+holds a few small cases of every tool to that; this script sweeps wider.
 
 Usage::
 
-    python -m benchmarks.bench_limits [--quick]
+    python -m benchmarks.bench_limits [--quick] [--tools fbo,hype]
 
 Prints a table and writes ``benchmarks/results/bench_limits.json``.
 """
@@ -16,15 +18,11 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
-
-from engine.fbo import FboConfig
-from engine.fbo.plan import make_plan
-from engine.hype import HypeConfig
-from engine.limits import hype_cost, pogpucb_cost
-from engine.pogpucb import PoConfig
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -33,70 +31,175 @@ CASES = [
     ("fbo", dict(agents=200, iterations=40, runs=5)),
     ("fbo", dict(agents=200, iterations=40, runs=20)),
     ("fbo", dict(agents=50, iterations=30, runs=3, features=400)),
-    ("fbo", dict(agents=100, iterations=5, runs=1, n_init=3000)),
+    ("fbo", dict(agents=100, iterations=5, runs=1, n_init=1000)),
     ("fbo", dict(agents=50, iterations=300, runs=3)),
+    ("fbo", dict(agents=5000, iterations=5, runs=1)),
+    ("fbo", dict(agents=200, iterations=40, runs=5, accountant="pld")),
+    ("fbo", dict(algorithm="fts", agents=50, iterations=30, runs=3)),
+    ("fbo", dict(agents=20, iterations=10, runs=2, alpha=0.5)),
+    ("fbo", dict(agents=50, iterations=200, runs=2)),
+    ("fbo", dict(agents=20, iterations=30, runs=2, own_features=1000)),
+    ("fbo", dict(agents=50, iterations=30, runs=3, own_sampler="pathwise", refit_every=5)),
+    ("fbo", dict(agents=200, iterations=40, runs=5, own_sampler="shared")),
+    ("teaching", dict(agents=100, P=2, t=3, q=0.5, z=1.0, S=11.0, seed=0)),
+    ("teaching", dict(agents=20000, P=2, t=3, q=0.5, z=1.0, S=11.0, seed=0)),
+    ("accountant", dict(steps=40, accountants=["ma", "rdp", "pld"])),
+    ("accountant", dict(steps=1000, accountants=["ma", "rdp", "pld"])),
+    ("accountant", dict(steps=100_000, accountants=["ma", "rdp", "pld"])),
+    ("accountant", dict(steps=40, accountants=["pld"], z=0.3)),
     ("hype", dict(repetitions=2000)),
     ("hype", dict(repetitions=2000, candidates=1000)),
     ("hype", dict(repetitions=500, aggregation="secure-sum")),
+    ("hype", dict(mode="data", dataset="wine", clients=30, repetitions=500)),
+    ("hype", dict(mode="data", dataset="digits", clients=100, repetitions=1000)),
     ("pogpucb", dict(runs=20)),
     ("pogpucb", dict(runs=5, iterations=300)),
+    ("upload", dict(rows=50_000)),
+    ("sweep", dict(tool="hype", base=dict(repetitions=300), axes=[["epsilon", [0.5, 1.0]]], runs=2)),
 ]
-QUICK = [0, 1, 6, 9]
+QUICK = [0, 1, 12, 14, 16, 19, 22, 24, 26]
 
 # Runs one case in this child process: the work after the imports, its CPU time and the peak RSS it added.
+# The peak is the kernel's high-water mark (VmHWM), reset after the imports: ru_maxrss would also count the
+# parent's memory the child saw between fork and exec.
 CHILD = """
-import json, resource, sys, time
+import json, sys, time
 tool, kw = sys.argv[1], json.loads(sys.argv[2])
-if tool == "fbo":
-    from engine.fbo import FboConfig, run_fbo
-    from engine.objectives import build_objective
-    config = FboConfig(**kw)
-    objective = build_objective(config.dataset, n_agents=config.agents)
-    work = lambda: run_fbo(config, objective)
-elif tool == "hype":
-    from engine.hype import HypeConfig, run_hype
-    work = lambda: run_hype(HypeConfig(**kw))
-else:
-    from engine.pogpucb import PoConfig, run_pogpucb
-    work = lambda: run_pogpucb(PoConfig(**kw))
-# The resident size now (the imports' high-water mark may lie above it), in kB like ru_maxrss.
-base = next(int(line.split()[1]) for line in open("/proc/self/status") if line.startswith("VmRSS:"))
+from benchmarks.bench_limits import work_of
+work = work_of(tool, kw)
+def status(field):
+    return next(int(line.split()[1]) for line in open("/proc/self/status") if line.startswith(field))
+with open("/proc/self/clear_refs", "w") as handle:
+    handle.write("5")
+base = status("VmRSS:")
 cpu = time.process_time()
 work()
-print(json.dumps({"cpu_seconds": time.process_time() - cpu,
-                  "peak_mb": (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - base) / 1024}))
+print(json.dumps({"cpu_seconds": time.process_time() - cpu, "peak_mb": (status("VmHWM:") - base) / 1024}))
 """
 
 
-def estimate(tool: str, kw: dict):
+def _upload_file(rows: int) -> Path:
+    path = Path(tempfile.gettempdir()) / f"dpbo-bench-upload-{rows}.csv"
+    if not path.exists():
+        with open(path, "w") as handle:
+            handle.write("setting,utility,privacy_loss,run\n")
+            for i in range(rows):
+                handle.write(f"q={i % 500},0.{i % 89:02d},{1 + i % 13},{i // 500}\n")
+    return path
+
+
+def work_of(tool: str, kw: dict):
+    """The work of one case, prepared (imports done, inputs built) and ready to call."""
     if tool == "fbo":
-        return make_plan(FboConfig(**kw)).cost
+        from engine.fbo import FboConfig, run_fbo
+        from engine.objectives import build_objective
+
+        config = FboConfig(**kw)
+        return lambda: run_fbo(config, build_objective(config.dataset, n_agents=config.agents, alpha=config.alpha))
+    if tool == "teaching":
+        from engine.fbo.teaching import server_round, teaching_config
+
+        return lambda: server_round(teaching_config(**kw))
+    if tool == "accountant":
+        from engine.privacy import epsilon, epsilon_curve
+
+        def account():
+            z = kw.get("z", 1.0)
+            for acc in kw["accountants"]:
+                epsilon_curve(0.25, z, kw["steps"], 1e-5, acc)
+            epsilon(0.25, z, kw["steps"], 1e-5, "pld")
+        return account
     if tool == "hype":
-        return hype_cost(HypeConfig(**kw))
-    return pogpucb_cost(PoConfig(**kw))
+        from engine.hype import HypeConfig, run_hype
+
+        return lambda: run_hype(HypeConfig(**kw))
+    if tool == "pogpucb":
+        from engine.pogpucb import PoConfig, run_pogpucb
+
+        return lambda: run_pogpucb(PoConfig(**kw))
+    if tool == "upload":
+        from engine.sweep import read_table, summarise
+
+        path = _upload_file(kw["rows"])
+        return lambda: summarise(read_table(str(path)))
+    if tool == "sweep":
+        from engine.sweep import SweepSpec, run_sweep
+
+        spec = SweepSpec.from_dict(kw)
+        out = Path(tempfile.mkdtemp(prefix="dpbo-bench-sweep-")) / "sweep.parquet"
+        return lambda: run_sweep(spec, out, executor="local")
+    raise ValueError(tool)
+
+
+def estimate(tool: str, kw: dict):
+    """The cost the pages and the CLI check for this case."""
+    from engine import limits
+
+    if tool == "fbo":
+        from engine.fbo import FboConfig
+        from engine.fbo.plan import plan_cost
+
+        return plan_cost(FboConfig(**kw))
+    if tool == "teaching":
+        from engine.fbo.teaching import teaching_config
+
+        config = teaching_config(**kw)
+        return limits.fbo_cost(config, config.agents)
+    if tool == "accountant":
+        return limits.accountant_cost(kw["steps"], kw["accountants"], points=1, z=kw.get("z", 1.0))
+    if tool == "hype":
+        from engine.hype import HypeConfig
+
+        return limits.hype_cost(HypeConfig(**kw))
+    if tool == "pogpucb":
+        from engine.pogpucb import PoConfig
+
+        return limits.pogpucb_cost(PoConfig(**kw))
+    if tool == "upload":
+        path = _upload_file(kw["rows"])
+        return limits.upload_cost(path.stat().st_size, kw["rows"])
+    if tool == "sweep":
+        from engine.sweep import SweepSpec, spec_cost
+
+        return spec_cost(SweepSpec.from_dict(kw), executor="local")
+    raise ValueError(tool)
+
+
+def measure(tool: str, kw: dict, env: dict | None = None) -> dict:
+    """CPU seconds and peak MB of the case's work, in a fresh process."""
+    environment = dict(os.environ, **(env or {}))
+    environment["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), environment.get("PYTHONPATH")]))
+    proc = subprocess.run([sys.executable, "-c", CHILD, tool, json.dumps(kw)], cwd=ROOT, capture_output=True,
+                          text=True, env=environment)
+    if proc.returncode:
+        raise RuntimeError(f"{tool} {kw} failed:\n{proc.stderr[-2000:]}")
+    return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--quick", action="store_true", help="four cases only")
+    parser.add_argument("--quick", action="store_true", help="a few cases only")
+    parser.add_argument("--tools", default="", help="comma-separated tools (default: all)")
     args = parser.parse_args()
     cases = [CASES[i] for i in QUICK] if args.quick else CASES
+    if args.tools:
+        cases = [c for c in cases if c[0] in args.tools.split(",")]
+    cache = tempfile.mkdtemp(prefix="dpbo-bench-cache-")
     rows = []
+    print(f"load: {os.getloadavg()}")
     for tool, kw in cases:
         cost = estimate(tool, kw)
-        proc = subprocess.run([sys.executable, "-c", CHILD, tool, json.dumps(kw)], cwd=ROOT, capture_output=True,
-                              text=True, check=True)
-        measured = json.loads(proc.stdout.strip().splitlines()[-1])
-        rows.append(dict(tool=tool, config=kw, estimated_seconds=round(cost.seconds, 3),
-                         measured_cpu_seconds=round(measured["cpu_seconds"], 3),
-                         estimated_mb=round(cost.memory_mb, 1), measured_peak_mb=round(measured["peak_mb"], 1)))
-        row = rows[-1]
-        print(f"{tool:8s} {json.dumps(kw):60s} seconds {row['estimated_seconds']:8.2f} est / "
-              f"{row['measured_cpu_seconds']:7.2f} cpu   memory {row['estimated_mb']:8.1f} est / "
-              f"{row['measured_peak_mb']:7.1f} MB")
+        measured = measure(tool, kw, env={"DPBO_CACHE_DIR": cache})
+        row = dict(tool=tool, config=kw, estimated_seconds=round(cost.seconds, 3),
+                   measured_cpu_seconds=round(measured["cpu_seconds"], 3), estimated_mb=round(cost.memory_mb, 1),
+                   measured_peak_mb=round(measured["peak_mb"], 1))
+        rows.append(row)
+        print(f"{tool:10s} {json.dumps(kw)[:70]:70s} seconds {row['estimated_seconds']:8.2f} est / "
+              f"{row['measured_cpu_seconds']:7.2f} cpu   memory {row['estimated_mb']:9.1f} est / "
+              f"{row['measured_peak_mb']:7.1f} MB", flush=True)
     out = ROOT / "benchmarks" / "results" / "bench_limits.json"
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(rows, indent=2))
+    out.write_text(json.dumps(dict(load=os.getloadavg(), rows=rows), indent=2))
     return 0
 
 

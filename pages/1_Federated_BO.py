@@ -15,12 +15,12 @@ from engine.objectives.registry import data_status
 from engine.privacy import ACCOUNTANT_LABELS
 from engine.validation import ConfigError
 from ui import fbo_controls as controls
-from ui.cached import cached_objective, cached_plan
+from ui.cached import cached_lines_cost, cached_objective, cached_plan
 from ui.charts import show
 from ui.errors import ErrorSlots
 from ui.fbo_figures import convergence_figure, convergence_lines, epsilon_lines, privacy_figure
 from ui.fbo_results import CONVERGENCE_ABOUT, PRIVACY_ABOUT, after_run, audited, downloads, privacy_preview, status_text
-from ui.live_run import LiveLine, RunStatus, current_run, run_buttons, run_live, show_failure
+from ui.live_run import LiveLine, RunStatus, compute, current_run, run_buttons, run_live, show_failure
 from ui.reproduction_view import preset_note
 from ui.routes import FBO
 from ui.table_build import build_under_way, missing_data, show_build
@@ -50,14 +50,25 @@ if ignored:
 config_error, variants, plans, cost = None, [], [], None
 try:
     variants = build_variants(values)
-    with st.spinner("Accounting the privacy loss..."):
-        plans = [cached_plan(cfg) for _, cfg in variants]
-    cost = sum((plan.cost for plan in plans[1:]), plans[0].cost)
-    what = f"These {len(variants)} lines" if len(variants) > 1 else "This run"
-    check(cost, what=what, fewer="lines" if len(variants) > 1 else None)
+    cost = cached_lines_cost(tuple(cfg for _, cfg in variants))     # priced before anything is computed
 except ConfigError as err:
     config_error = err
     slots.show(err)
+else:
+    try:
+        check(cost, what=f"These {len(variants)} lines" if len(variants) > 1 else "This run",
+              fewer="lines" if len(variants) > 1 else None)
+    except ConfigError as err:
+        # Shown here in the main area: the knob it names may sit in a closed expander of the sidebar.
+        config_error = err
+        st.error(str(err), icon=":material/error:")
+if config_error is None:
+    try:
+        with st.spinner("Accounting the privacy loss..."):
+            plans = compute(lambda: [cached_plan(cfg) for _, cfg in variants])
+    except ConfigError as err:
+        config_error = err
+        slots.show(err)
 
 data = None
 if config_error is None:
@@ -66,10 +77,14 @@ if config_error is None:
         with st.expander("Privacy before you run", expanded=True):
             st.dataframe(readable(preview), hide_index=True)
     first = variants[0][1]
-    data = data_status(first.dataset, first.data_dir)   # before Run: a missing file turns Run off
+    data = data_status(first.dataset)   # before Run: a missing file turns Run off
     if first.dataset == "synthetic":
         # Cheap (a GP draw on 1000 points) and shared: build it now so pressing Run starts computing at once.
-        cached_objective(first.dataset, first.agents, first.alpha, first.objective_seed, first.domain)
+        try:
+            cached_objective(first.dataset, first.agents, first.alpha, first.objective_seed, first.domain)
+        except ConfigError as err:      # e.g. alpha above 1 from a link: a sentence under its control
+            config_error = err
+            slots.show(err)
 unavailable = data is not None and not data.available
 
 run_clicked, (message_col,) = run_buttons("fbo", disabled=config_error is not None or unavailable)

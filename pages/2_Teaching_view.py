@@ -7,6 +7,7 @@ import streamlit as st
 
 from engine.fbo.teaching import MAX_ROUND, noise_schedule, round_weights, server_round, teaching_config
 from engine.limits import check, fbo_cost
+from engine.privacy.accountants import Q_MIN, Z_MAX, Z_MIN
 from engine.validation import ConfigError
 from ui.charts import show
 from ui.errors import ErrorSlots
@@ -19,7 +20,8 @@ from ui.fbo_figures import (
 )
 from ui.presenter import PRESENT, presenter_toggle, presenter_wanted, slide_nav
 from ui.routes import TEACHING
-from ui.state import Param, current_values, init_state, set_state
+from ui.live_run import compute
+from ui.state import SEED_MAX, Param, current_values, init_state, set_state
 
 TEACHING.configure(sidebar="collapsed" if presenter_wanted("teach_present") else "auto")
 
@@ -27,13 +29,13 @@ PREFIX = "teach_"
 # A short real DP-FTS-DE run on the paper's synthetic task: enough agents for
 # the noise to be moderate, few enough for one bar per agent to stay readable.
 PARAMS = {
-    "agents": Param(100, int),
-    "P": Param(2, int),
-    "t": Param(3, int),
-    "q": Param(0.5, float),
-    "z": Param(1.0, float),
-    "S": Param(11.0, float),
-    "seed": Param(0, int),
+    "agents": Param(100, int, low=2, high=100_000),
+    "P": Param(2, int, low=1, high=1000),
+    "t": Param(3, int, low=1, high=MAX_ROUND),
+    "q": Param(0.5, float, low=Q_MIN, high=1.0),
+    "z": Param(1.0, float, low=Z_MIN, high=Z_MAX),
+    "S": Param(11.0, float, low=1e-9, high=1e9),
+    "seed": Param(0, int, low=0, high=SEED_MAX),
     "present": PRESENT,
 }
 STEPS = ["The agents' vectors", "Subsampling", "Clipping", "Weighted sums per sub-region", "Noise",
@@ -93,9 +95,9 @@ if ignored:
 
 try:
     config = teaching_config(**{name: values[name] for name in PARAMS if name != "present"})
-    check(fbo_cost(config, config.agents))
+    check(fbo_cost(config, config.agents), what="This round")
     with st.spinner("Running a few iterations..."):
-        rnd = cached_round(config)
+        rnd = compute(cached_round, config)
 except ConfigError as err:
     slots.show(err)
     st.stop()

@@ -6,17 +6,15 @@ import pandas as pd
 import streamlit as st
 
 from engine.privacy import ACCOUNTANT_LABELS, ACCOUNTANTS, SAMPLING, default_delta, fixed_sample_size, supports
+from engine.privacy.accountants import PLD_STEPWISE, Q_MIN, Z_MAX, Z_MIN, check_noise, curve_counts
+from engine.limits import accountant_cost, check
 from engine.validation import ConfigError, check_int, check_positive, check_probability_open, check_range
-from ui.cached import (
-    cached_calibrate_q,
-    cached_calibrate_steps,
-    cached_calibrate_z,
-    cached_epsilon,
-    cached_epsilon_curve,
-)
+from ui.accountant_questions import MAX_STEPS, SOLVE_LABELS, fig2_table, solve_live
+from ui.cached import cached_epsilon, cached_epsilon_curve
 from ui.charts import show
 from ui.errors import ErrorSlots
 from ui.presenter import PRESENT, presenter_toggle, presenter_wanted, slide_nav
+from ui.live_run import compute
 from ui.privacy_figures import epsilon_vs_steps_figure
 from ui.routes import ACCOUNTANT
 from ui.state import Param, current_values, seed_controls, set_state
@@ -26,22 +24,16 @@ ACCOUNTANT.configure(sidebar="collapsed" if presenter_wanted("acc_present") else
 
 PREFIX = "acc_"
 PARAMS = {
-    "q": Param(0.25, float),
-    "z": Param(1.0, float),
-    "steps": Param(40, int),
-    "agents": Param(200, int),
+    "q": Param(0.25, float, low=Q_MIN, high=1.0),
+    "z": Param(1.0, float, low=Z_MIN, high=Z_MAX),
+    "steps": Param(40, int, low=1, high=MAX_STEPS),
+    "agents": Param(200, int, low=1, high=10**9),
     "delta_mode": Param("paper", str, ("paper", "manual")),
-    "delta": Param(1e-5, float),
+    "delta": Param(1e-5, float, low=1e-300, high=1 - 1e-9),
     "sampling": Param("poisson", str, SAMPLING),
     "present": PRESENT,
 }
-# DP-FTS-DE paper, Fig. 2 (c, d): N = 200, delta = 200^-1.1, T = 40, moments accountant.
-PAPER_FIG2 = [
-    dict(q=0.15, z=1.0, paper=5.93), dict(q=0.25, z=1.0, paper=9.91), dict(q=0.5, z=1.0, paper=20.12),
-    dict(q=0.25, z=1.2, paper=7.39), dict(q=0.25, z=1.5, paper=5.22),
-]
 FIG2_SETTINGS = dict(q=0.25, z=1.0, steps=40, agents=200, delta_mode="paper", sampling="poisson")
-SOLVE_LABELS = {"z": "noise multiplier z", "q": "sampling probability q", "steps": "number of releases T"}
 # Presenter mode shows one of these at a time; the page without it shows them all, in this order.
 SLIDES = ["What is released", "ε under three accountants", "ε grows with every release", "Why three numbers?",
           "Inverse questions", "The paper's numbers, recomputed"]
@@ -130,7 +122,7 @@ def resolve(values: dict) -> dict:
     """Validate the controls; raises ConfigError naming the control."""
     q = check_range("q", values["q"], 0, 1, low_open=True)
     z = check_positive("z", values["z"])
-    steps = check_int("steps", values["steps"], 1, 100_000, name="number of iterations")
+    steps = check_int("steps", values["steps"], 1, MAX_STEPS, name="number of iterations")
     agents = None
     if values["delta_mode"] == "paper" or values["sampling"] == "fixed":
         agents = check_int("agents", values["agents"], 1, name="number of agents")
@@ -154,15 +146,32 @@ if large:
                f"δ = {setting['delta']:.3g} ({setting['sampling']} sampling); change them on the left.")
 
 # ---------------------------------------------------------------- epsilon, three ways
+def account(acc: str):
+    curve = cached_epsilon_curve(setting["q"], setting["z"], setting["steps"], setting["delta"], acc, **common)
+    # RDP composes exactly along the curve; PLD's curve uses a coarser grid, so its end point is redone.
+    return curve, (cached_epsilon(setting["q"], setting["z"], setting["steps"], setting["delta"], acc, **common)
+                   if acc == "pld" else float(curve[-1]))
+
+
+eps, curves, refused = {}, {}, {}
+usable = []
+for acc in (acc for acc in ACCOUNTANTS if supports(acc, setting["sampling"])):
+    try:
+        check_noise(setting["z"], acc)      # e.g. PLD with very little noise: that one accountant says why
+        usable.append(acc)
+    except ConfigError as err:
+        refused[acc] = str(err)
+try:
+    check(accountant_cost(setting["steps"], usable, z=setting["z"]), what="This accounting")
+except ConfigError as err:
+    slots.show(err)
+    st.stop()
 with st.spinner("Accounting (PLD takes a second the first time)..."):
-    eps, curves = {}, {}
-    for acc in ACCOUNTANTS:
-        if supports(acc, setting["sampling"]):
-            curves[acc] = cached_epsilon_curve(setting["q"], setting["z"], setting["steps"], setting["delta"],
-                                               acc, **common)
-            # RDP composes exactly along the curve; PLD's curve uses a coarser grid, so its end point is redone.
-            eps[acc] = (cached_epsilon(setting["q"], setting["z"], setting["steps"], setting["delta"], acc, **common)
-                        if acc == "pld" else float(curves[acc][-1]))
+    for acc in usable:
+        try:
+            curves[acc], eps[acc] = compute(account, acc)
+        except ConfigError as err:    # e.g. PLD with very little noise
+            refused[acc] = str(err)
 
 metric_cols = st.columns(3) if shown(1) else []
 for col, acc in zip(metric_cols, ACCOUNTANTS):
@@ -173,14 +182,20 @@ for col, acc in zip(metric_cols, ACCOUNTANTS):
                 delta_text = f"{eps[acc] - eps['ma']:+.2f} vs moments accountant"
             st.metric(f"ε · {ACCOUNTANT_LABELS[acc]}", f"{eps[acc]:.3f}", delta=delta_text, delta_color="off")
         else:
-            st.metric(f"ε · {ACCOUNTANT_LABELS[acc]}", "n/a",
-                      help="dp_accounting's PLD accountant does not support fixed-size sampling.")
+            st.metric(f"ε · {ACCOUNTANT_LABELS[acc]}", "n/a", help=refused.get(
+                acc, "dp_accounting's PLD accountant does not support fixed-size sampling."))
+            if acc in refused:
+                st.caption(refused[acc])
 
 left, right = st.columns([3, 2]) if slide is None else (st.container(), st.container())
 if shown(2):
     show(epsilon_vs_steps_figure(curves, delta=setting["delta"], marks=eps), key="acc_curve", where=left, large=large,
          about="Privacy loss ε after each release, one line per accountant, with the value after the last release "
                "marked at the right end.")
+    if "pld" in curves and setting["steps"] > PLD_STEPWISE:
+        left.caption(f"Beyond {PLD_STEPWISE} releases PLD is computed exactly at "
+                     f"{len(curve_counts(setting['steps'], 'pld'))} release counts (the steps of its curve); in "
+                     "between the curve shows the next computed value, an upper bound. The end point is exact.")
 if shown(3):
     with right:
         st.subheader("Why three numbers for one mechanism?")
@@ -219,42 +234,16 @@ if shown(4):
         submitted = st.form_submit_button("Solve", type="primary", icon=":material/calculate:", key="acc_solve_go")
 
     if submitted:
+        solve_errors = ErrorSlots()
         try:
             target = check_positive("target_epsilon", target, name="target epsilon")
         except ConfigError as err:
             target_slot.error(str(err), icon=":material/error:")
         else:
-            rows = []
-            with st.spinner("Calibrating (a few seconds for RDP and PLD the first time)..."):
-                for acc in chosen:
-                    if not supports(acc, setting["sampling"]):
-                        rows.append({"accountant": ACCOUNTANT_LABELS[acc], "answer": "n/a (no fixed-size sampling)"})
-                        continue
-                    try:
-                        if solve == "z":
-                            answer = cached_calibrate_z(target, setting["q"], setting["steps"], setting["delta"], acc,
-                                                        **common)
-                            check = cached_epsilon(setting["q"], answer, setting["steps"], setting["delta"], acc,
-                                                   **common)
-                            text = f"z = {answer:.4f}"
-                        elif solve == "q":
-                            answer = cached_calibrate_q(target, setting["z"], setting["steps"], setting["delta"], acc,
-                                                        **common)
-                            check = cached_epsilon(answer, setting["z"], setting["steps"], setting["delta"], acc,
-                                                   **common)
-                            text = f"q = {answer:.4f}"
-                        else:
-                            answer = cached_calibrate_steps(target, setting["q"], setting["z"], setting["delta"], acc,
-                                                            **common)
-                            check = (cached_epsilon(setting["q"], setting["z"], answer, setting["delta"], acc, **common)
-                                     if answer else 0.0)
-                            text = f"T = {answer}" if answer else "not even one release fits"
-                        rows.append({"accountant": ACCOUNTANT_LABELS[acc], "answer": text,
-                                     "ε reached": round(float(check), 4)})
-                    except ConfigError as err:
-                        rows.append({"accountant": ACCOUNTANT_LABELS[acc], "answer": str(err)})
-            st.session_state["acc_inverse_result"] = dict(
-                rows=rows, question=f"{SOLVE_LABELS[solve]} for ε = {target:g} (δ = {setting['delta']:.3g})")
+            solve_errors.fallback()
+            answer = solve_live(setting, solve, target, chosen, solve_errors)
+            if answer is not None:
+                st.session_state["acc_inverse_result"] = answer
 
     result = st.session_state.get("acc_inverse_result")
     if result:
@@ -267,12 +256,6 @@ if shown(5):
     st.write("DP-FTS-DE paper, Fig. 2c-d: N = 200 agents, δ = 200^-1.1, T = 40 releases, Poisson sampling. "
              "The paper used the moments accountant; our moments accountant should match it to two decimals, and "
              "the tighter accountants give smaller ε for the same runs.")
-    paper_delta = default_delta(200)
     with st.spinner("Accounting the paper's settings..."):
-        table = []
-        for row in PAPER_FIG2:
-            entry = {"q": row["q"], "z": row["z"], "paper (moments accountant)": row["paper"]}
-            for acc in ACCOUNTANTS:
-                entry[f"ours: {ACCOUNTANT_LABELS[acc]}"] = cached_epsilon(row["q"], row["z"], 40, paper_delta, acc)
-            table.append(entry)
+        table = fig2_table()
     st.table(pd.DataFrame(table).style.format(precision=2).hide(axis="index"))

@@ -8,11 +8,11 @@ import time
 import numpy as np
 import streamlit as st
 
-from engine.hype import iter_hype
+from engine.hype import HypeConfig, iter_hype
 from engine.hype.sweeps import CURVE_REPETITIONS, FIG2A_EPSILONS, FIG2A_KS, FIG2A_SIGMA_LOSSES, curve_axis
 from engine.hype.utility import mean_interval
 from engine.hype.voting import sensitivity
-from engine.limits import hype_cost
+from engine.limits import LIGHT_SECONDS, check, hype_cost, hype_grid_cost
 from engine.validation import ConfigError
 from ui import hype_controls as controls
 from ui.audit_panel import vote_panel
@@ -27,7 +27,7 @@ from ui.hype_figures import (
     success_curve_figure,
     winners_figure,
 )
-from ui.live_run import LiveLine, RunStatus, current_run, run_buttons, run_live, show_failure
+from ui.live_run import LiveLine, RunStatus, compute, current_run, run_buttons, run_live, show_failure
 from ui.routes import HYPE
 
 SCRIPT_START = time.perf_counter()
@@ -136,12 +136,23 @@ def draw_summary(result) -> None:
 
 def votes(config):
     """The growing result of the repeated votes (data mode trains the score tables first, once per split)."""
-    if config.mode == "data":
-        with status_slot.container(), st.spinner("Training every candidate on every client (once per split; "
-                                                 "cached afterwards)..."):
-            for run in range(config.runs):
-                cached_table(config.dataset, config.clients, config.alpha, config.seed + run, config.cache_dir)
     yield from iter_hype(config, every=max(100, config.repetitions // 10), load_table=cached_table)
+
+
+def priced_grid(fields: dict, ks: tuple, epsilons: tuple, sigma_losses: tuple | None = None):
+    """A grid of votes around the last run with as many repetitions as fit in the page's light budget."""
+    points, spreads = len(ks) * len(epsilons), len(sigma_losses or (1,))
+    one = hype_grid_cost(HypeConfig(**dict(fields, repetitions=1)), points, spreads)
+    repetitions = min(int(fields["repetitions"]), int(LIGHT_SECONDS / max(one.seconds, 1e-12)))
+    try:
+        if repetitions < 1:
+            raise ConfigError("These settings are too large to repeat for every point on this page.")
+        fields = dict(fields, repetitions=repetitions)
+        check(hype_grid_cost(HypeConfig(**fields), points, spreads), what="This curve")
+        return compute(cached_grid, fields, ks, epsilons, sigma_losses)
+    except ConfigError as err:
+        st.info(str(err), icon=":material/info:")
+        st.stop()
 
 
 def progress(latest, counts) -> tuple[float, str]:
@@ -152,7 +163,9 @@ def progress(latest, counts) -> tuple[float, str]:
 if run_clicked and config is not None:
     run_live(controls.RUN_KEY, [LiveLine("DP-HYPE", lambda: votes(config), 10)], values=values,
              draw=lambda live, suffix: draw(live.results[0], suffix), progress_slot=progress_slot, errors=slots,
-             cost=hype_cost(config), progress=progress, started=SCRIPT_START)
+             cost=hype_cost(config), progress=progress, started=SCRIPT_START,
+             starting="Training every candidate on every client (once per split; cached afterwards) ..."
+             if config.mode == "data" else "Starting the votes ...")
 
 run = current_run(controls.RUN_KEY, run_clicked)
 if run is None:
@@ -196,7 +209,7 @@ with st.spinner("Repeating the vote for every point..."):
         st.info("Without noise (σ = 0) there is no ε to hold fixed while k changes.")
         st.stop()
     ks, epsilons = curve_axis(shown, curve_kind, result.epsilon if curve_kind == "epsilon" else noise_eps)
-    grid = cached_grid(fields, ks, epsilons)
+    grid = priced_grid(fields, ks, epsilons)
     if curve_kind == "epsilon":
         x, x_label, mark = epsilons, "privacy budget ε (log scale)", result.epsilon
         success, ci, bound = grid.success_rate[0, 0], grid.success_ci()[0, 0], grid.bound[0, 0]
@@ -219,7 +232,7 @@ if shown.mode == "simulation" and values["fig2a"]:
     fig2a_fields = shown.replace(repetitions=min(shown.repetitions, 2000)).to_dict()
     ks_2a = tuple(k for k in FIG2A_KS if k <= shown.p)
     with st.spinner("Computing the Fig. 2a grid (a few seconds)..."):
-        grid2a = cached_grid(fig2a_fields, ks_2a, FIG2A_EPSILONS, FIG2A_SIGMA_LOSSES)
+        grid2a = priced_grid(fig2a_fields, ks_2a, FIG2A_EPSILONS, FIG2A_SIGMA_LOSSES)
     show(fig2a_figure(FIG2A_SIGMA_LOSSES, ks_2a, FIG2A_EPSILONS, grid2a.success_rate, grid2a.bound),
          key="hype_fig2a_chart", about="The paper's Fig. 2a recomputed: success probability against how much the "
                                        "clients disagree (σ_loss), one line per k, for two privacy budgets.")

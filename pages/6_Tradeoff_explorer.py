@@ -8,7 +8,8 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from engine.limits import check
+from engine.hosting import dask_scheduler
+from engine.limits import HostLimits, check
 from engine.objectives import dataset_label
 from engine.objectives.registry import data_status
 from engine.paths import cache_dir
@@ -17,8 +18,9 @@ from engine.sweep.analysis import is_full_grid, lower_is_better, pair_difference
 from engine.validation import ConfigError
 from ui import sweep_controls as controls
 from ui.charts import show
+from ui.downloads import csv_bytes
 from ui.errors import ErrorSlots
-from ui.live_run import LiveLine, RunStatus, run_live, show_failure
+from ui.live_run import LiveLine, RunStatus, compute, run_live, show_failure
 from ui.reproduction_view import preset_note
 from ui.routes import TRADEOFF, page_link
 from ui.sweep_figures import frontier_figure, heatmap_figure, settings_table
@@ -79,16 +81,20 @@ with build_tab:
     if run_clicked and spec is not None:
         out = cache_dir() / "sweeps" / f"{spec.tool}-{spec.key()}.parquet"
         saved_at = controls.saved_at(out)   # cells an earlier session finished are reused: say so with the results
-        scheduler = (values["scheduler"].strip() or None) if executor == "dask" else None
+        scheduler = dask_scheduler() if executor == "dask" else None     # the host's, never a visitor's
         bar.progress(0.0, text="Starting the sweep ...")
         sweep = LiveLine("sweep", lambda: iter_sweep(spec, out, executor=executor, workers=workers,
                                                      scheduler=scheduler), len(cells) + 1)
         run = run_live(controls.RUN_KEY, [sweep], values=values, draw=lambda run, suffix: None, progress_slot=bar,
-                       errors=run_errors, cost=cost, what="This sweep",
+                       errors=run_errors, cost=cost, what="This sweep", slots=workers or 1,
+                       starting="Starting the sweep ...",
                        progress=lambda latest, counts: (1.0, "Writing the table ...")
                        if isinstance(latest[0], SweepSummary) else (latest[0].fraction, latest[0].line()))
         if run is not None and run.status is RunStatus.FAILED:
             show_failure(run, st)
+        elif run is not None and run.status is RunStatus.STOPPED:
+            st.warning(f"{run.message or 'Stopped'}. The cells that finished are saved: run the same sweep again "
+                       "to continue.", icon=":material/pause_circle:")
         elif run is not None:
             summary = run.results[0]
             bar.progress(1.0, text=f"Done: {summary.cells} cells, {summary.rows} rows in {summary.seconds:.1f} s"
@@ -104,7 +110,9 @@ with upload_tab:
                               type=["csv", "parquet"], key="sw_upload")
     if upload is not None and st.session_state.get("sw_upload_id") != upload.file_id:
         try:
-            table = read_table(io.BytesIO(upload.getvalue()), upload.name)
+            limit_mb = float(st.get_option("server.maxUploadSize"))
+            table = compute(read_table, io.BytesIO(upload.getvalue()), upload.name, max_bytes=int(limit_mb * 2**20),
+                            max_rows=HostLimits.from_env().max_upload_rows)
         except ConfigError as err:
             st.error(str(err), icon=":material/error:")
         else:
@@ -198,7 +206,7 @@ def show_results(result: dict) -> None:
     st.dataframe(shown, hide_index=True, height=min(36 * (len(summary) + 1) + 3, 640),
                  column_config={"utility": st.column_config.Column(metric)})
     d1, d2, _ = st.columns([1, 1, 2.5])
-    d1.download_button("Download CSV", table.to_csv(index=False).encode(), file_name="sweep.csv",
+    d1.download_button("Download CSV", csv_bytes(table), file_name="sweep.csv",
                        mime="text/csv", icon=":material/download:", key="sw_download_csv")
     buffer = io.BytesIO()
     table.to_parquet(buffer, index=False)

@@ -15,7 +15,7 @@ from engine.reproduce import PART_SPECS, PARTS, part_from_results, small_run_con
 from engine.reproduce.report import RUNS_PER_BLOCK
 from engine.reproduce.stored import stored_part
 from engine.validation import ConfigError
-from ui.cached import cached_objective, cached_plan
+from ui.cached import cached_lines_cost, cached_objective
 from ui.charts import show
 from ui.errors import ErrorSlots
 from ui.fbo_figures import convergence_figure, convergence_lines
@@ -70,8 +70,7 @@ if ignored:
 configs, cost, config_error = [], None, None
 try:
     configs = small_run_configs(part, values["runs"], values["seed"])
-    plans = [cached_plan(cfg) for _, cfg in configs]
-    cost = check(sum((p.cost for p in plans[1:]), plans[0].cost), what="This reproduction")
+    cost = check(cached_lines_cost(tuple(cfg for _, cfg in configs)), what="This reproduction")
 except ConfigError as err:
     config_error = err
     slots.show(err)

@@ -53,7 +53,7 @@ def test_a_run_shows_the_engines_result(page):
 @pytest.mark.parametrize("control, value, sentence", [
     ("hype_k", 101, "k must be at most the number of candidates p (100), got 101."),
     ("hype_k", 0, "k must be >= 1, got 0."),
-    ("hype_epsilon", 0.0, "epsilon must be > 0, got 0."),
+    ("hype_epsilon", 0.0, "epsilon must be in [0.01, 10000], got 0."),
     ("hype_delta", 1.0, "delta must be in (0, 1), got 1."),
     ("hype_xi", 1.0, "dropout tolerance xi must be in [0, 1), got 1."),
     ("hype_good", 150, "The number of good candidates must be at most the number of candidates (100), got 150."),

@@ -33,12 +33,12 @@ def refusals(cls, base: dict):
     return out
 
 
-# Fields no bad value reaches: paths, flags, and fields of the other mode (DP-HYPE checks only what it uses).
+# Fields no bad value reaches: flags, and fields of the other mode (DP-HYPE checks only what it uses).
 @pytest.mark.parametrize("cls, base, unchecked", [
-    (FboConfig, dict(agents=10, iterations=4, runs=2), {"data_dir", "local_exploration"}),
-    (FboConfig, dict(algorithm="dp-fts-de", agents=10, budget=2.0), {"data_dir", "local_exploration", "calibrate_z"}),
-    (HypeConfig, dict(), {"cache_dir", "alpha", "dataset", "good_within", "runs"}),
-    (HypeConfig, dict(mode="data", clients=50), {"cache_dir", "candidates", "good", "sigma_loss"}),
+    (FboConfig, dict(agents=10, iterations=4, runs=2), {"local_exploration"}),
+    (FboConfig, dict(algorithm="dp-fts-de", agents=10, budget=2.0), {"local_exploration", "calibrate_z"}),
+    (HypeConfig, dict(), {"alpha", "dataset", "good_within", "runs"}),
+    (HypeConfig, dict(mode="data", clients=50), {"candidates", "good", "sigma_loss"}),
     (PoConfig, dict(), set()),
     (ServerAudit, dict(trials=1000), set()),
     (VoteAudit, dict(trials=1000), set()),

@@ -87,6 +87,11 @@ NOT_RUN = {
     "PYTHONPATH=$PWD dask worker": "needs a Dask cluster of several machines",
     "python -m engine sweep --tool fbo --preset fig3a --out data/cache/sweeps/fig3a.parquet --executor dask":
         "needs a Dask cluster (`--scheduler tcp://<host>:8786` is a placeholder)",
+    "docker build": "needs a Docker daemon; tests/browser/test_hosted.py runs the image's command and environment "
+                    "(read from the Dockerfile) on loopback",
+    "docker run": "needs a Docker daemon and a built image",
+    "pip install pip-tools": "changes the test environment; requirements.lock is checked by tests/test_hosting.py",
+    "pip-compile": "needs the package index; requirements.lock is checked by tests/test_hosting.py",
     "python -m engine reproduce dp-fts-de --parts landmine --runs 100":
         "the stored 100-run reproduction (10 minutes on two cores); tests/test_reproduction_stored.py checks its "
         "output in data/reproduction/ against docs/paper-comparisons.md",

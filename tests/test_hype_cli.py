@@ -52,7 +52,7 @@ def test_fig2a_grid_from_the_command_line(capsys):
 @pytest.mark.parametrize("argv, sentence", [
     (["--k", "101"], "k must be at most the number of candidates p (100), got 101."),
     (["--k", "0"], "k must be >= 1, got 0."),
-    (["--epsilon", "0"], "epsilon must be > 0, got 0."),
+    (["--epsilon", "0"], "epsilon must be in [0.01, 10000], got 0."),
     (["--epsilon", "-2", "--calibrate"], "epsilon must be > 0, got -2."),
     (["--delta", "1"], "delta must be in (0, 1), got 1."),
     (["--delta", "0"], "delta must be in (0, 1), got 0."),

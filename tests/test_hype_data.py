@@ -129,9 +129,10 @@ def test_score_table_is_computed_once_then_read_from_the_cache(cache_dir, monkey
         scores.score_table("wine", 12, None, 1, cache_dir)  # another seed is another table
 
 
-def test_data_mode_reports_dp_hype_between_randguess_and_opt(cache_dir):
+def test_data_mode_reports_dp_hype_between_randguess_and_opt(cache_dir, monkeypatch):
+    monkeypatch.setenv("DPBO_CACHE_DIR", str(cache_dir))
     config = HypeConfig(mode="data", dataset="breast-cancer", clients=40, alpha=None, k=5, epsilon=1.0,
-                        repetitions=300, runs=2, cache_dir=str(cache_dir))
+                        repetitions=300, runs=2)
     out = run_hype(config).to_json()
     assert out["accuracy_randguess"] < out["accuracy_dp_hype"] <= out["accuracy_opt"]
     for name in ("accuracy_dp_hype", "accuracy_opt", "accuracy_randguess"):
@@ -142,9 +143,9 @@ def test_data_mode_reports_dp_hype_between_randguess_and_opt(cache_dir):
     assert out["accuracy_opt"] == pytest.approx(max(out["candidate_accuracy"]), abs=0.02)
 
 
-def test_large_epsilon_picks_the_clean_vote_winner_on_data(cache_dir):
-    config = HypeConfig(mode="data", dataset="wine", clients=30, k=3, epsilon=5_000.0, repetitions=40,
-                        cache_dir=str(cache_dir))
+def test_large_epsilon_picks_the_clean_vote_winner_on_data(cache_dir, monkeypatch):
+    monkeypatch.setenv("DPBO_CACHE_DIR", str(cache_dir))
+    config = HypeConfig(mode="data", dataset="wine", clients=30, k=3, epsilon=5_000.0, repetitions=40)
     result = run_hype(config)
     table = scores.score_table("wine", 30, None, 0, cache_dir)
     best = np.flatnonzero(result.clean_votes == result.clean_votes.max())
@@ -154,10 +155,10 @@ def test_large_epsilon_picks_the_clean_vote_winner_on_data(cache_dir):
         np.average(expected, weights=result.winner_counts[result.winner_counts > 0]))
 
 
-def test_digits_looks_like_the_papers_mnist_setting(cache_dir):
+def test_digits_looks_like_the_papers_mnist_setting(cache_dir, monkeypatch):
+    monkeypatch.setenv("DPBO_CACHE_DIR", str(cache_dir))
     """Table III on digits: a few strong candidates and many useless ones; DP-HYPE close to OPT at epsilon = 1."""
-    out = run_hype(HypeConfig(mode="data", dataset="digits", clients=50, epsilon=1.0, repetitions=400,
-                              cache_dir=str(cache_dir))).to_json()
+    out = run_hype(HypeConfig(mode="data", dataset="digits", clients=50, epsilon=1.0, repetitions=400)).to_json()
     accuracy = np.array(out["candidate_accuracy"])
     assert out["accuracy_opt"] > 0.85
     assert out["accuracy_randguess"] < 0.5

@@ -16,7 +16,7 @@ from engine.fbo.variants import COMPARISON_DEFAULTS, build_variants, preset_valu
 from engine.hype import HypeConfig
 from engine.limits import Cost, HostLimits, check, fbo_cost, hype_cost, pogpucb_cost, sweep_cost
 from engine.pogpucb import PoConfig
-from engine.sweep import SWEEP_PRESETS, preset_spec, spec_cost
+from engine.sweep import SWEEP_PRESETS, SweepSpec, preset_spec, spec_cost
 from engine.validation import ConfigError
 from ui import hype_controls, pogpucb_controls, sweep_controls
 
@@ -71,7 +71,7 @@ def test_sweep_page_default_and_presets_are_accepted(name):
 def test_a_refusal_names_the_knob_to_lower():
     wide = FboConfig(agents=50, iterations=300, runs=3, features=800)
     with pytest.raises(ConfigError) as err:
-        check(fbo_cost(wide, 50), HostLimits(max_seconds=60))
+        check(fbo_cost(wide, 50), HostLimits(max_seconds=60, max_memory_mb=None))
     assert err.value.field == "features"
     assert "of computing (estimated); the limit here is 60 s. Lower the random features M" in str(err.value)
 
@@ -147,3 +147,40 @@ def test_cost_is_a_value():
         cost.seconds = 3.0  # type: ignore[misc]
     total = cost + Cost(seconds=3.0, memory_mb=1.0, field="agents", knobs=("agents",))
     assert (total.seconds, total.memory_mb, total.field) == (4.0, 3.0, "agents")
+
+
+def test_the_probes_heavy_requests_are_refused_before_any_work():
+    """Issue 12, finding 3: what the old work limit let through is priced by every knob and refused."""
+    from engine.limits import check_workers
+
+    teaching = teaching_config(agents=100_000, P=2, t=3, q=0.5, z=1.0, S=11.0, seed=0)
+    page = dict(COMPARISON_DEFAULTS)
+    for what, cost in {"teaching agents=100000": fbo_cost(teaching, 100_000),
+                       "n_init=20000": comparison_cost(dict(page, n_init=20_000)),
+                       "features=800 iterations=300": comparison_cost(dict(page, features=800, iterations=300)),
+                       }.items():
+        with pytest.raises(ConfigError):
+            check(cost, DEFAULTS)
+    # The 10^13-vote DP-HYPE sweep of the probe (hype sweeps used to skip the check).
+    spec = SweepSpec("hype", base=dict(clients=10_000, candidates=1000, repetitions=1_000_000),
+                     axes=(("epsilon", (1.0,)),), runs=1)
+    with pytest.raises(ConfigError, match="repetitions"):
+        check(spec_cost(spec, executor="local"), DEFAULTS, what="This sweep")
+    # 16 workers on a 2-core host: the cap is the host's (DPBO_MAX_WORKERS, default the cores).
+    with pytest.raises(ConfigError, match="worker processes"):
+        check_workers(16, HostLimits(max_workers=2))
+    # DP-HYPE data mode with 719 clients and 2 runs took 49 s on the idle machine: priced above that.
+    data = hype_cost(HypeConfig(mode="data", clients=719, runs=2))
+    assert data.seconds >= 49 and data.memory_mb >= 719 * 1.6
+
+
+def test_accounting_work_is_bounded_whatever_the_releases():
+    from engine.limits import accountant_cost
+    from engine.privacy.accountants import PLD_STEPWISE, RDP_POINTS, curve_counts
+
+    for steps in (10, 64, 1000, 100_000):
+        assert len(curve_counts(steps, "pld")) <= max(PLD_STEPWISE, steps if steps <= PLD_STEPWISE else 0)
+        assert len(curve_counts(steps, "rdp")) <= RDP_POINTS and curve_counts(steps, "pld")[-1] == steps
+    assert accountant_cost(100_000, ("ma", "rdp", "pld")).seconds < DEFAULTS.max_seconds
+    with pytest.raises(ConfigError, match="releases T"):
+        check(accountant_cost(100_000, ("pld",), curve=False, calibrations=3), HostLimits(max_seconds=30))

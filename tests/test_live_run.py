@@ -3,6 +3,8 @@ finished run, a refusal or a failure leaves the page usable, an interrupted run 
 
 from __future__ import annotations
 
+import time
+
 from streamlit.testing.v1 import AppTest
 
 
@@ -156,3 +158,84 @@ def test_closing_a_background_line_cancels_its_call():
     count = len(chunks)
     threading.Event().wait(0.05)
     assert len(chunks) == count
+# ---------------------------------------------------------------- the pool, the time limit, light work
+def test_the_pool_starts_runs_in_order_within_its_capacity():
+    from ui.live_run import RunPool
+
+    pool = RunPool(capacity=2)
+    first, second, third = pool.join(), pool.join(), pool.join()
+    assert pool.ahead(third) == 2
+    assert not pool.try_start(second)            # first come, first served
+    assert pool.try_start(first) and pool.try_start(second) and not pool.try_start(third)
+    assert pool.running == 2 and pool.ahead(third) == 0
+    pool.leave(first)
+    assert pool.try_start(third) and pool.running == 2
+    wide = pool.join(slots=8)                    # a sweep on many workers takes the whole pool, not more
+    pool.leave(second), pool.leave(third)
+    assert pool.try_start(wide) and pool.running == 2
+    pool.leave(wide)
+    assert pool.running == 0 and pool.waiting == 0
+
+
+def slow_page():
+    import streamlit as st
+
+    import ui.live_run as live
+    from engine.cancel import checkpoint
+    from ui.errors import ErrorSlots
+
+    def forever():
+        while True:                              # an engine that would never end, checking its token
+            for _ in range(1000):
+                checkpoint()
+            yield 1
+
+    slots = ErrorSlots()
+    if st.button("Run", key="go"):
+        live.run_live("slow", [live.LiveLine("x", forever, 10)], values={}, errors=slots, draw=lambda r, s: None,
+                      progress_slot=st.empty(), pool=st.session_state.get("pool"))
+    run = st.session_state.get("slow")
+    st.session_state["status"] = None if run is None else (run.status.value, run.message)
+
+
+def test_the_time_limit_stops_a_run_and_says_so(monkeypatch):
+    monkeypatch.setenv("DPBO_MAX_SECONDS", "0.5")      # stopped after twice that of wall-clock time
+    at = AppTest.from_function(slow_page, default_timeout=30)
+    at.run()
+    start = time.perf_counter()
+    at.button(key="go").click().run()
+    status, message = at.session_state["status"]
+    assert status == "stopped" and "time limit" in message
+    assert time.perf_counter() - start < 5
+
+
+def test_a_full_pool_makes_a_run_wait_and_light_work_does_not(monkeypatch):
+    import threading
+
+    from ui.live_run import RunPool, compute
+
+    pool = RunPool(capacity=1)
+    busy = pool.join()
+    assert pool.try_start(busy)                  # another session's heavy run holds the only place
+    threading.Timer(1.5, pool.leave, args=(busy,)).start()
+    monkeypatch.setenv("DPBO_MAX_SECONDS", "0.5")
+    at = AppTest.from_function(slow_page, default_timeout=30)
+    at.session_state["pool"] = pool
+    at.run()
+    start = time.perf_counter()
+    at.button(key="go").click().run()
+    waited = time.perf_counter() - start
+    assert waited >= 1.4 and at.session_state["status"][0] == "stopped"     # queued, then ran to the limit
+    assert pool.running == 0
+    # Light work needs no place: it runs while the pool is full.
+    again = pool.join()
+    assert pool.try_start(again)
+    assert compute(sum, [1, 2, 3]) == 6
+    pool.leave(again)
+
+
+def test_sessions_do_not_share_runs():
+    first, second = run_page(), AppTest.from_function(page, default_timeout=60)
+    second.run()
+    assert first.session_state["demo"] is not None
+    assert second.session_state["status"] is None and "demo" not in second.session_state

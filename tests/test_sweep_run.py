@@ -143,9 +143,9 @@ def test_a_failing_cell_is_recorded_and_the_rest_finish(tmp_path):
     assert run_sweep(spec, out, executor="local", retry_failed=False).cells_run == 0
 
 
-def test_a_missing_data_set_refuses_the_sweep_with_its_sentence(tmp_path):
-    spec = SweepSpec("fbo", base=dict(dataset="landmine", agents=None, data_dir=str(tmp_path / "nowhere"),
-                                          iterations=5),
+def test_a_missing_data_set_refuses_the_sweep_with_its_sentence(tmp_path, monkeypatch):
+    monkeypatch.setenv("DPBO_DATA_DIR", str(tmp_path / "nowhere"))     # data folders come from the environment
+    spec = SweepSpec("fbo", base=dict(dataset="landmine", agents=None, iterations=5),
                      axes=(("q", (0.2, 0.3)),), runs=1)
     with pytest.raises(ConfigError, match="LandmineData.mat"):
         run_sweep(spec, tmp_path / "sweep.parquet", executor="local")

@@ -14,11 +14,12 @@ import streamlit as st
 
 from engine.audit import AuditResult, run_audit
 from engine.fbo.config import FboConfig
-from engine.fbo.plan import RunPlan, make_plan
+from engine.fbo.plan import RunPlan, lines_cost, make_plan
 from engine.hype import HypeConfig
 from engine.hype.calibration import NoiseSummary, noise_summary
 from engine.hype.scores import score_table
 from engine.hype.sweeps import evaluate_grid
+from engine.limits import Cost
 from engine.objectives import build_objective
 from engine.pogpucb import build_task
 from engine.privacy import calibrate_q, calibrate_steps, calibrate_z, epsilon, epsilon_curve
@@ -80,6 +81,13 @@ def cached_plan(config: FboConfig) -> RunPlan:
     return make_plan(config)
 
 
+# A minute: a real task's table built meanwhile stops being charged (until then the estimate only errs high).
+@st.cache_data(show_spinner=False, max_entries=512, ttl=60)
+def cached_lines_cost(configs: tuple[FboConfig, ...]) -> Cost:
+    """What running ``configs`` together costs (checked before their plans are made)."""
+    return lines_cost(configs)
+
+
 @st.cache_resource(show_spinner=False, max_entries=8)
 def cached_objective(dataset: str, agents: int | None, alpha: float | None, seed: int, domain: str = "table"):
     """Objectives are immutable, so every line and session can share one."""
@@ -90,9 +98,9 @@ def cached_objective(dataset: str, agents: int | None, alpha: float | None, seed
 
 
 @st.cache_data(show_spinner=False, max_entries=16)
-def cached_table(dataset: str, clients: int, alpha, seed: int, cache_dir=None) -> dict:
-    """Client x candidate score tables: trained once (disk cache), then kept in memory."""
-    return score_table(dataset, clients, alpha, seed, cache_dir)
+def cached_table(dataset: str, clients: int, alpha, seed: int) -> dict:
+    """Client x candidate score tables: trained once (disk cache, DPBO_CACHE_DIR), then kept in memory."""
+    return score_table(dataset, clients, alpha, seed)
 
 
 @st.cache_data(show_spinner=False, max_entries=256)

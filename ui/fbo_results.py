@@ -20,6 +20,7 @@ from engine.validation import ConfigError
 from ui.audit_panel import audit_panel, server_audit
 from ui.cached import cached_plan
 from ui.charts import show
+from ui.downloads import csv_bytes
 from ui.fbo_figures import (
     agent_heatmap,
     agent_metric,
@@ -67,7 +68,8 @@ def status_text(run: LiveRun) -> tuple[str, str]:
             text += f" in {run.seconds:.1f} s (first chart after {run.first_chart:.2f} s)"
         return "success", text + "."
     done_t = min((len(res.records) - 1 for _, res in runs), default=-1)
-    return "warning", (f"Stopped at iteration {max(done_t, 0)} of {T}; the charts show the iterations that "
+    why = f"{run.message}: " if run.message else "Stopped "
+    return "warning", (f"{why}at iteration {max(done_t, 0)} of {T}; the charts show the iterations that "
                        "finished.")
 
 
@@ -178,7 +180,7 @@ def downloads(run: LiveRun, params) -> None:
     st.subheader("Downloads")
     if run.cache.get("csv") is None or run.status is not RunStatus.DONE:
         frames = [res.to_frame().assign(line=label) for label, res in runs]
-        run.cache["csv"] = pd.concat(frames, ignore_index=True).to_csv(index=False).encode()
+        run.cache["csv"] = csv_bytes(pd.concat(frames, ignore_index=True))
     config_json = json.dumps({
         "link_query": query_dict(run.values, params),
         "lines": [{"label": label, "config": res.to_json()["config"]} for label, res in runs],

@@ -1,20 +1,42 @@
-"""The one loop that runs a page's heavy work: priced first, drawn live, stoppable, with a typed state.
+"""The one place heavy work starts: priced first, queued fairly, computed in a worker thread, drawn live, stoppable.
 
 A page describes what to run as :class:`LiveLine` objects (a label, how to
 start the engine's iterator, how many items it yields) and calls
-:func:`run_live`. That is the single place where a heavy run starts: it
-checks the cost against the host's limits (:func:`engine.limits.check`), steps
-the lines (interleaved, so all curves grow together, or one after another),
-redraws at most every :data:`REDRAW_SECONDS`, and keeps a :class:`LiveRun` in
-the session so plot options redraw without rerunning.
+:func:`run_live`. It
 
-Stop is Streamlit's own: any click reruns the script, which interrupts the
-loop; the next run finds the state still ``running`` and marks it
-``stopped`` (:func:`current_run`), keeping what finished.
+1. checks the cost against the host's limits (:func:`engine.limits.check`);
+2. waits for a place in the server-wide :class:`RunPool` (``DPBO_MAX_RUNS``
+   heavy runs at once; the others wait in order and see their position);
+3. steps the lines in a worker thread under a cancel token
+   (:mod:`engine.cancel`), while the script thread draws at most every
+   :data:`REDRAW_SECONDS` and wakes every :data:`POLL_SECONDS`;
+4. keeps a :class:`LiveRun` in the session so plot options redraw without
+   rerunning.
+
+Stopping. Streamlit interrupts a script only where it sends something to the
+browser, so the waiting script thread refreshes the progress bar every
+:data:`POLL_SECONDS`: a click on Stop (or any other control) reruns the
+script, and a closed tab ends the session, at that point; the script's
+``finally`` then cancels the token and the engine stops at its next
+checkpoint, within a fraction of a second. The token's deadline is the host's
+time limit (twice ``DPBO_MAX_SECONDS`` of wall-clock time). The next run of
+the page finds the interrupted run ``running`` and marks it ``stopped``
+(:func:`current_run`), keeping what finished.
+
+``start()``, ``snapshot()`` and ``progress()`` run in the worker thread, so they
+must not call Streamlit; ``draw`` runs in the script thread. The worker waits
+until each snapshot is drawn, so engines may keep updating one result object
+in place.
+
+:func:`compute` runs a light computation (a preview, a cached accounting) the
+same stoppable way, without queueing: light work never waits for heavy runs.
 """
 
 from __future__ import annotations
 
+import contextlib
+import logging
+import os
 import queue
 import threading
 import time
@@ -25,17 +47,24 @@ from typing import Any, Callable, Iterator, Mapping, Sequence
 import streamlit as st
 from streamlit.runtime.scriptrunner import add_script_run_ctx
 
-from engine.limits import Cost, check
+from engine.cancel import TIME_LIMIT, Cancelled, CancelToken, cancellable
+from engine.cancel import current as current_token
+from engine.hosting import is_hosted
+from engine.limits import Cost, HostLimits, check, format_seconds
 from engine.validation import ConfigError
 from ui.errors import ErrorSlots
 
-REDRAW_SECONDS = 0.3  # live charts redraw at most this often (and after the first item)
+REDRAW_SECONDS = 0.3      # live charts redraw at most this often (and after the first item)
+POLL_SECONDS = 0.1        # the script thread sends something to the browser at least this often while it waits
+QUEUE_POLL_SECONDS = 0.25
+WORKER_NICENESS = 5       # heavy threads yield the CPU to pages and health checks (Linux: per-thread nice)
+LOG = logging.getLogger("dpbo.live_run")
 
 
 class RunStatus(str, Enum):
     IDLE = "idle"          # nothing has run in this session
     RUNNING = "running"    # the loop is stepping (or was interrupted before it could say so)
-    STOPPED = "stopped"    # interrupted by Stop or another control: the results are partial
+    STOPPED = "stopped"    # interrupted by Stop, another control or the time limit: the results are partial
     DONE = "done"
     FAILED = "failed"      # the engine raised; ``message`` says what
 
@@ -48,7 +77,7 @@ class LiveRun:
     labels: list[str]
     results: list                      # each line's latest snapshot, None until it starts
     values: dict                       # the control values that started it
-    message: str = ""                  # why it failed
+    message: str = ""                  # why it failed, or why it stopped (the time limit)
     first_chart: float | None = None   # seconds from the script's start to the first drawn chart
     seconds: float | None = None       # seconds from the script's start to the end of the run
     cache: dict = field(default_factory=dict)   # what the page derives once from the finished run
@@ -60,7 +89,7 @@ class LiveRun:
 
 @dataclass(frozen=True)
 class LiveLine:
-    """One line of a run: ``start()`` builds the engine's iterator (lazily, when first stepped)."""
+    """One line of a run: ``start()`` builds the engine's iterator (lazily, in the worker thread)."""
 
     label: str
     start: Callable[[], Iterator[Any]]
@@ -75,7 +104,6 @@ class Progress:
     total: int
 
 
-POLL_SECONDS = 0.2   # a background call's line yields at least this often, so Stop is seen promptly
 
 
 def in_background(work: Callable[[Callable[[int, int], None], Callable[[], bool]], Any], *,
@@ -85,17 +113,23 @@ def in_background(work: Callable[[Callable[[int, int], None], Callable[[], bool]
     The call runs in a thread and the line yields a :class:`Progress` after each
     report (and every ``poll`` seconds), then the call's result; an exception it
     raises is raised here. Closing the iterator (Stop or any control rerunning
-    the script, the session ending) makes ``cancel()`` return True, so the
+    the script, the session ending) or cancelling the cancel token it was started
+    under (:func:`run_live`'s worker) makes ``cancel()`` return True, so the
     engine stops at its next check instead of finishing unseen.
     """
     reports: queue.Queue = queue.Queue()
     cancelled = threading.Event()
     outcome: dict[str, Any] = {}
+    outer = current_token()
+
+    def stop_asked() -> bool:
+        return cancelled.is_set() or (outer is not None and outer.cancelled)
 
     def target() -> None:
         try:
-            outcome["result"] = work(lambda done, total: reports.put(Progress(int(done), int(total))),
-                                     cancelled.is_set)
+            with cancellable(outer):
+                outcome["result"] = work(lambda done, total: reports.put(Progress(int(done), int(total))),
+                                         stop_asked)
         except BaseException as err:  # noqa: BLE001 - handed to the script thread, which raises it
             outcome["error"] = err
         finally:
@@ -123,6 +157,84 @@ def in_background(work: Callable[[Callable[[int, int], None], Callable[[], bool]
         cancelled.set()
 
 
+# ---------------------------------------------------------------- the server-wide pool
+@dataclass(eq=False)
+class Ticket:
+    """A run's place in the pool (compared by identity)."""
+
+    slots: int
+    running: bool = False
+
+
+class RunPool:
+    """Heavy runs computing at once on the whole server; the others wait in the order they came.
+
+    A run takes ``slots`` places (a sweep on w worker processes takes w, at most
+    the capacity). The capacity is the host's ``DPBO_MAX_RUNS`` (read when a run
+    joins, default the number of cores) unless given.
+    """
+
+    def __init__(self, capacity: int | None = None):
+        self._fixed = capacity
+        self._cond = threading.Condition()
+        self._waiting: list[Ticket] = []
+        self._running = 0
+
+    @property
+    def capacity(self) -> int:
+        return self._fixed or HostLimits.from_env().runs_cap
+
+    def join(self, slots: int = 1) -> Ticket:
+        ticket = Ticket(max(1, min(int(slots), self.capacity)))
+        with self._cond:
+            self._waiting.append(ticket)
+        return ticket
+
+    def try_start(self, ticket: Ticket) -> bool:
+        """Start ``ticket`` if every ticket before it has started and its slots are free."""
+        with self._cond:
+            if self._waiting and self._waiting[0] is ticket and self._running + ticket.slots <= self.capacity:
+                self._waiting.pop(0)
+                self._running += ticket.slots
+                ticket.running = True
+                self._cond.notify_all()
+                return True
+            return False
+
+    def ahead(self, ticket: Ticket) -> int:
+        """How many waiting runs are before ``ticket``."""
+        with self._cond:
+            return next((i for i, t in enumerate(self._waiting) if t is ticket), 0)
+
+    @property
+    def running(self) -> int:
+        with self._cond:
+            return self._running
+
+    @property
+    def waiting(self) -> int:
+        with self._cond:
+            return len(self._waiting)
+
+    def leave(self, ticket: Ticket) -> None:
+        """Give back a started ticket's slots, or leave the queue."""
+        with self._cond:
+            if ticket.running:
+                ticket.running = False
+                self._running -= ticket.slots
+            else:
+                self._waiting = [t for t in self._waiting if t is not ticket]
+            self._cond.notify_all()
+
+    def wait(self, timeout: float) -> None:
+        with self._cond:
+            self._cond.wait(timeout)
+
+
+POOL = RunPool()
+
+
+# ---------------------------------------------------------------- controls
 def run_buttons(key: str, *, disabled: bool, widths: Sequence[float] = (1, 1, 5)) -> tuple[bool, list]:
     """Run and Stop (keys ``<key>_run``, ``<key>_stop``); returns whether Run was pressed and the other columns."""
     cols = st.columns(list(widths), vertical_alignment="center")
@@ -141,49 +253,135 @@ def current_run(key: str, run_clicked: bool) -> LiveRun | None:
     return run if isinstance(run, LiveRun) else None
 
 
+# ---------------------------------------------------------------- running
+class _Failed(Exception):
+    """The engine raised something that is not a refusal; ``message`` is what the visitor may see."""
+
+
+def failure_message(err: BaseException) -> str:
+    """What a visitor sees of an unexpected error: its type and text locally, nothing internal when hosted."""
+    if is_hosted():
+        return "an internal error (the server's log has the details)"
+    return f"{type(err).__name__}: {err}"
+
+
 def run_live(key: str, lines: Sequence[LiveLine], *, values: Mapping, draw: Callable[[LiveRun, str], None],
              progress_slot, errors: ErrorSlots, cost: Cost | None = None, what: str | None = None,
              fewer: str | None = None,
              snapshot: Callable[[Any], Any] = lambda item: item,
              progress: Callable[[list, list[int]], tuple[float, str]] | None = None, interleave: bool = True,
-             started: float | None = None) -> LiveRun | None:
+             started: float | None = None, slots: int = 1, starting: str = "Starting ...",
+             pool: RunPool | None = None) -> LiveRun | None:
     """Run ``lines`` to the end, drawing as they grow; the run is stored under ``st.session_state[key]``.
 
     ``cost`` is checked against the host's limits before anything starts
     (``what`` and ``fewer`` word the refusal; by default "These N lines" and
-    "lines").
-    ``snapshot(item)`` turns what an iterator yields into the stored result
-    (taken only when drawing); ``draw(run, suffix)`` draws the charts (keys
-    must include ``suffix``); ``progress(latest, counts)`` gives the bar's
-    fraction and text from each line's latest item and how many it yielded
-    (default: items so far against the lines' ``steps``). A ConfigError (the limit, a missing
-    data set) clears the stored run and appears under its control; any other
-    exception leaves a FAILED run whose message the page shows.
+    "lines"). ``slots``: places the run takes in the server's pool (worker
+    processes of a sweep). ``snapshot(item)`` turns what an iterator yields
+    into the stored result (taken only when drawing); ``draw(run, suffix)``
+    draws the charts (keys must include ``suffix``); ``progress(latest,
+    counts)`` gives the bar's fraction and text from each line's latest item
+    and how many items it yielded (default: items so far against the lines'
+    ``steps``); ``starting`` is the bar's text until the first item. A
+    ConfigError (the limit, a missing data set) clears the stored run and
+    appears under its control; the time limit leaves a STOPPED run with its
+    ``message``; any other exception leaves a FAILED run whose message the
+    page shows.
     """
     started = time.perf_counter() if started is None else started
+    pool = POOL if pool is None else pool
     run = LiveRun(status=RunStatus.RUNNING, labels=[line.label for line in lines], results=[None] * len(lines),
                   values=dict(values))
+    token = None
     try:
         if cost is not None:
             several = len(lines) > 1
             check(cost, what=what or (f"These {len(lines)} lines" if several else "This run"),
                   fewer=fewer or ("lines" if several else None))
         st.session_state[key] = run
-        _loop(run, lines, draw, progress_slot, snapshot, progress, interleave, started)
+        ticket = _queue(pool, slots, progress_slot)
+        token = CancelToken(HostLimits.from_env().run_seconds)
+        channel = _Channel()
+        worker = threading.Thread(target=_produce, name=f"dpbo-run-{key}", daemon=True,
+                                  args=(lines, snapshot, progress, interleave, channel, token, pool, ticket))
+        try:
+            worker.start()
+        except BaseException:
+            pool.leave(ticket)
+            raise
+        _consume(run, channel, draw, progress_slot, started, starting)
     except ConfigError as err:
         st.session_state[key] = None
         errors.show(err)
         run = None
-    except Exception as err:  # noqa: BLE001 - a failing run must leave the page usable
-        run.status, run.message = RunStatus.FAILED, f"{type(err).__name__}: {err}"
+    except _Failed as err:
+        run.status, run.message = RunStatus.FAILED, str(err)
         run.labels, run.results = [], []
         st.session_state[key] = run
     finally:
+        if token is not None:
+            token.cancel()      # Stop, another click or a closed tab interrupted the script: stop the engine
         progress_slot.empty()
     return run
 
 
-def _loop(run: LiveRun, lines, draw, progress_slot, snapshot, progress, interleave, started) -> None:
+def _queue(pool: RunPool, slots: int, progress_slot) -> Ticket:
+    """Wait for a place in the pool, showing the position; returns the started ticket."""
+    ticket = pool.join(slots)
+    try:
+        while not pool.try_start(ticket):
+            capacity = pool.capacity
+            progress_slot.progress(0.0, text=(
+                f"Waiting for a free place: number {pool.ahead(ticket) + 1} in the queue (this server computes "
+                f"{capacity} run{'s' if capacity != 1 else ''} at a time). Stop leaves the queue."))
+            pool.wait(QUEUE_POLL_SECONDS)
+    except BaseException:
+        pool.leave(ticket)
+        raise
+    return ticket
+
+
+class _Channel:
+    """Messages from the worker to the script thread, and the script's "drawn" acknowledgement."""
+
+    def __init__(self):
+        self.messages: queue.Queue = queue.Queue()
+        self.drawn = threading.Event()
+
+    def put(self, *message) -> None:
+        self.messages.put(message)
+
+    def wait_drawn(self, token: CancelToken) -> None:
+        while not self.drawn.wait(POLL_SECONDS):
+            token.check()
+        self.drawn.clear()
+
+
+def _lower_priority() -> None:
+    if hasattr(os, "setpriority"):
+        with contextlib.suppress(OSError):
+            os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), WORKER_NICENESS)
+
+
+def _produce(lines, snapshot, progress, interleave, channel: _Channel, token: CancelToken, pool: RunPool,
+             ticket) -> None:
+    """The worker thread: step the lines under ``token``, hand snapshots to the script thread."""
+    _lower_priority()
+    try:
+        with cancellable(token):
+            _step(lines, snapshot, progress, interleave, channel, token)
+    except Cancelled as err:
+        channel.put("stopped", err.reason)
+    except ConfigError as err:
+        channel.put("refused", err)
+    except Exception as err:  # noqa: BLE001 - a failing run must leave the page usable
+        LOG.exception("A live run failed")
+        channel.put("failed", failure_message(err))
+    finally:
+        pool.leave(ticket)
+
+
+def _step(lines, snapshot, progress, interleave, channel: _Channel, token: CancelToken) -> None:
     iterators: list[Iterator | None] = [None] * len(lines)
     latest: list = [None] * len(lines)
     counts = [0] * len(lines)
@@ -192,6 +390,7 @@ def _loop(run: LiveRun, lines, draw, progress_slot, snapshot, progress, interlea
     draws, last_draw, behind = 0, 0.0, False
     while active:
         for k in list(active) if interleave else active[:1]:
+            token.check()
             if iterators[k] is None:
                 iterators[k] = iter(lines[k].start())
             try:
@@ -203,19 +402,94 @@ def _loop(run: LiveRun, lines, draw, progress_slot, snapshot, progress, interlea
             behind = True
             now = time.perf_counter()
             if draws == 0 or now - last_draw >= REDRAW_SECONDS:
-                run.results = [snapshot(item) if item is not None else None for item in latest]
-                draw(run, f"live{draws}")
-                if draws == 0:
-                    run.first_chart = time.perf_counter() - started
+                channel.put("draw", [snapshot(item) if item is not None else None for item in latest])
+                channel.wait_drawn(token)
                 draws, last_draw, behind = draws + 1, time.perf_counter(), False
-            fraction, text = progress(latest, counts) if progress else (sum(counts) / max(total, 1),
-                                                                           f"{sum(counts)} of {total}")
-            progress_slot.progress(min(max(fraction, 0.0), 1.0), text=text)
-    run.results = [snapshot(item) if item is not None else None for item in latest]
-    run.status = RunStatus.DONE
-    run.seconds = time.perf_counter() - started
-    if behind:  # the last items came faster than the redraws: the charts end on the finished run
-        draw(run, f"live{draws}")
+            bar = progress(latest, counts) if progress else (sum(counts) / max(total, 1), f"{sum(counts)} of {total}")
+            channel.put("progress", bar)
+    channel.put("done", [snapshot(item) if item is not None else None for item in latest], behind)
+
+
+def _consume(run: LiveRun, channel: _Channel, draw, progress_slot, started: float, starting: str) -> None:
+    """The script thread: draw what the worker hands over, keep the bar alive, end on the worker's last word."""
+    bar = (0.0, starting)
+    draws = 0
+    while True:
+        try:
+            kind, *payload = channel.messages.get(timeout=POLL_SECONDS)
+        except queue.Empty:
+            progress_slot.progress(*_clip(bar))     # a point where Streamlit can interrupt the script
+            continue
+        if kind == "draw":
+            run.results = payload[0]
+            try:
+                draw(run, f"live{draws}")
+            finally:
+                channel.drawn.set()
+            if draws == 0:
+                run.first_chart = time.perf_counter() - started
+            draws += 1
+        elif kind == "progress":
+            bar = payload[0]
+            progress_slot.progress(*_clip(bar))
+        elif kind == "done":
+            run.results, behind = payload
+            run.status = RunStatus.DONE
+            run.seconds = time.perf_counter() - started
+            if behind:  # the last items came faster than the redraws: the charts end on the finished run
+                draw(run, f"live{draws}")
+            return
+        elif kind == "stopped":
+            run.status = RunStatus.STOPPED
+            run.seconds = time.perf_counter() - started
+            if payload[0] == TIME_LIMIT:
+                limit = HostLimits.from_env().run_seconds
+                run.message = (f"Stopped at this server's time limit ({format_seconds(limit)} of computing per run)"
+                               if limit else "Stopped at this server's time limit")
+            return
+        elif kind == "refused":
+            raise payload[0]
+        elif kind == "failed":
+            raise _Failed(payload[0])
+
+
+def _clip(bar: tuple[float, str]) -> tuple[float, str]:
+    fraction, text = bar
+    return min(max(float(fraction), 0.0), 1.0), text
+
+
+def compute(fn: Callable[..., Any], *args, slot=None, **kwargs) -> Any:
+    """``fn(*args, **kwargs)`` in a worker thread under a cancel token, without queueing (light work).
+
+    The script thread sends an empty placeholder (``slot``, default a new one)
+    to the browser every :data:`POLL_SECONDS` while it waits, so Stop, another
+    click or a closed tab interrupt the script there, and the engine stops at
+    its next checkpoint. Returns ``fn``'s value or raises what it raised.
+    """
+    slot = st.empty() if slot is None else slot
+    token = CancelToken(HostLimits.from_env().run_seconds)
+    box: queue.Queue = queue.Queue(maxsize=1)
+
+    def work() -> None:
+        try:
+            with cancellable(token):
+                box.put((True, fn(*args, **kwargs)))
+        except BaseException as err:  # noqa: BLE001 - handed to the script thread, which raises it
+            box.put((False, err))
+
+    threading.Thread(target=work, name="dpbo-compute", daemon=True).start()
+    try:
+        while True:
+            try:
+                ok, value = box.get(timeout=POLL_SECONDS)
+                break
+            except queue.Empty:
+                slot.empty()        # a point where Streamlit can interrupt the script
+    finally:
+        token.cancel()
+    if ok:
+        return value
+    raise value
 
 
 def show_failure(run: LiveRun, slot) -> None:

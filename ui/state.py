@@ -9,22 +9,28 @@ is shared between visitors.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any, Callable, Container, Mapping
 
-import numpy as np
 import streamlit as st
+
+
+MAX_TEXT = 2000     # characters of a text parameter read from a link
+SEED_MAX = 2**31 - 2  # seeds are numpy seeds below 2^31 - 1 (the sweep derives them the same way)
 
 
 @dataclass(frozen=True)
 class Param:
-    """One control's value: its default, its type and, for a choice, the allowed values.
+    """One control's value: its default, its type, and what a link may set it to.
 
     ``kind`` is one of ``bool``, ``int``, ``float``, ``str`` or ``list`` (a list
     of strings, written to the URL joined by commas). ``optional`` allows
-    ``None`` (an empty field), written to the URL as an empty value. ``low``
-    and ``high`` bound a number read from the URL (inclusive); the control's
-    own check still words what is wrong with a value typed in.
+    ``None`` (an empty field), written to the URL as an empty value.
+    ``choices`` lists the allowed values of a choice; ``low`` and ``high``
+    bound a number (inclusive). A query parameter is parsed with these limits
+    before anything uses it (finite, in range, whole where whole, at most
+    :data:`MAX_TEXT` characters); one that does not fit is ignored.
     """
 
     default: Any
@@ -36,7 +42,10 @@ class Param:
 
     def decode(self, text: str):
         """Parse a query-parameter string; raises ValueError when it does not fit."""
-        text = str(text).strip()
+        text = str(text)
+        if len(text) > MAX_TEXT:
+            raise ValueError("too long")
+        text = text.strip()
         if self.optional and text in ("", "none", "None"):
             return None
         if self.kind is bool:
@@ -47,12 +56,7 @@ class Param:
                 return False
             raise ValueError(text)
         if self.kind in (int, float):
-            number = float(text)
-            if not np.isfinite(number) or (self.kind is int and number != int(number)):
-                raise ValueError(text)
-            if (self.low is not None and number < self.low) or (self.high is not None and number > self.high):
-                raise ValueError(text)
-            return int(number) if self.kind is int else number
+            return self._number(text)
         if self.kind is list:
             items = [item.strip() for item in text.split(",") if item.strip()]
             if self.choices is not None and any(item not in self.choices for item in items):
@@ -61,6 +65,18 @@ class Param:
         if self.choices is not None and text not in self.choices:
             raise ValueError(text)
         return text
+
+    def _number(self, text: str):
+        number = float(text)                     # ValueError for anything that is not a number
+        if not math.isfinite(number):
+            raise ValueError(text)
+        if self.kind is int:
+            if number != math.floor(number):
+                raise ValueError(text)
+            number = int(number)
+        if (self.low is not None and number < self.low) or (self.high is not None and number > self.high):
+            raise ValueError(text)
+        return number
 
     def encode(self, value) -> str:
         if value is None:

@@ -18,12 +18,15 @@ from engine.fbo.variants import REFERENCE_ALGORITHMS, sweep_base
 from engine.objectives.registry import data_status
 from engine.sweep import COMBINE, EXECUTOR_LABELS, EXECUTORS, SWEEP_PRESETS, SweepSpec, get_adapter
 from engine.sweep.analysis import NOT_SETTINGS
+from engine.hosting import dask_scheduler, is_hosted
+from engine.limits import HostLimits
+from engine.sweep.spec import MAX_REPLICATES, MAX_RUNS
 from engine.sweep.values import format_lines, format_values, parse_assignment, parse_lines
 from engine.validation import ConfigError
 from ui import fbo_controls, hype_controls, pogpucb_controls
 from ui.errors import ErrorSlots
 from ui.routes import TOOL_ROUTES, Route
-from ui.state import Param, current_values, init_state, set_state
+from ui.state import SEED_MAX, Param, current_values, init_state, set_state
 
 PREFIX = "sw_"
 RESULT_KEY = "sw_result"           # the table shown (from a run or an upload)
@@ -58,13 +61,13 @@ PARAMS = {
     "v2": Param(TOOL_DEFAULTS["fbo"]["v2"], str),
     "combine": Param("grid", str, COMBINE),
     "refs": Param(["ts"], list, REFERENCE_ALGORITHMS),
-    "runs": Param(FBO_RUNS, int),
-    "seeds": Param(1, int),
-    "seed": Param(0, int),
+    "runs": Param(FBO_RUNS, int, low=1, high=MAX_RUNS),
+    "seeds": Param(1, int, low=1, high=MAX_REPLICATES),
+    "seed": Param(0, int, low=0, high=SEED_MAX),
     "executor": Param("joblib", str, EXECUTORS),
-    "scheduler": Param("", str),
-    "workers": Param(2, int),
+    "workers": Param(2, int, low=1, high=256),     # and at most the host's DPBO_MAX_WORKERS (see current())
 }
+# No control, link or setting names a Dask scheduler: the address is the host's (DPBO_DASK_SCHEDULER).
 
 
 def _key(name: str) -> str:
@@ -110,7 +113,25 @@ def init() -> list[str]:
         st.query_params.clear()
     elif st.query_params.get("preset") in SWEEP_PRESETS and _key("preset") not in st.session_state:
         set_state(preset_values(st.query_params["preset"]), PREFIX)
-    return init_state(PARAMS, PREFIX)
+    ignored = init_state(PARAMS, PREFIX)
+    _within_host()
+    return ignored
+
+
+def executors() -> tuple[str, ...]:
+    """The executors this server offers: Dask only with the host's scheduler, or locally (a loopback cluster)."""
+    if is_hosted() and dask_scheduler() is None:
+        return tuple(e for e in EXECUTORS if e != "dask")
+    return EXECUTORS
+
+
+def _within_host() -> None:
+    """An executor this server offers and workers within its cap (before the controls are drawn)."""
+    if st.session_state.get(_key("executor")) not in executors():
+        st.session_state[_key("executor")] = "joblib"
+    cap = HostLimits.from_env().workers_cap
+    if int(st.session_state.get(_key("workers"), 1)) > cap:
+        st.session_state[_key("workers")] = cap
 
 
 def current() -> dict:
@@ -191,15 +212,17 @@ def builder(slots: ErrorSlots) -> None:
         with r3:
             slots.under("seed")
         e1, e2 = st.columns([1.4, 1])
-        e1.radio("run on", EXECUTORS, key=_key("executor"), format_func=EXECUTOR_LABELS.get)
+        e1.radio("run on", executors(), key=_key("executor"), format_func=EXECUTOR_LABELS.get)
         with e2:
             if st.session_state[_key("executor")] == "dask":
-                st.text_input("scheduler address", key=_key("scheduler"), placeholder="tcp://host:8786",
-                              help="Blank: start a Dask cluster on this machine. Workers must be able to import "
-                                   "this project (same code on their PYTHONPATH).")
-            if st.session_state[_key("executor")] != "local":
-                st.number_input("workers", key=_key("workers"), min_value=1, max_value=64, step=1,
-                                help="Worker processes on this machine (joblib, or a local Dask cluster).")
+                address = dask_scheduler()
+                st.caption(f"Scheduler: {address} (set by the host)." if address else
+                           "A Dask cluster on this machine (the host can set DPBO_DASK_SCHEDULER).")
+            if st.session_state[_key("executor")] != "local" and not (
+                    st.session_state[_key("executor")] == "dask" and dask_scheduler()):
+                cap = HostLimits.from_env().workers_cap
+                st.number_input("workers", key=_key("workers"), min_value=1, max_value=cap, step=1,
+                                help=f"Worker processes on this machine (at most {cap} here).")
             slots.under("executor", "scheduler", "workers")
 
 

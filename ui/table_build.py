@@ -24,15 +24,15 @@ POLL_SECONDS = 0.5
 
 @st.cache_resource(show_spinner=False, max_entries=16)
 def _task(dataset: str, agents: int | None, alpha: float | None, seed: int, where: str):
-    return make_task(dataset, n_agents=agents, alpha=alpha, seed=seed, data_dir=where)
+    # ``where`` (the data folder, from the environment) is part of the key only.
+    return make_task(dataset, n_agents=agents, alpha=alpha, seed=seed)
 
 
 def table_task(config):
     """The task whose table ``config``'s objective reads (None: a synthetic or continuous objective)."""
     if config.domain != "table" or config.dataset not in TABLE_TASKS:
         return None
-    return _task(config.dataset, config.agents, config.alpha, config.objective_seed,
-                 str(data_dir(config.data_dir)))
+    return _task(config.dataset, config.agents, config.alpha, config.objective_seed, str(data_dir()))
 
 
 def missing_data(status: DataStatus, dataset_name: str) -> None:

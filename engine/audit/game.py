@@ -16,6 +16,7 @@ from typing import Callable
 
 import numpy as np
 
+from engine.cancel import checkpoint
 from engine.hype.simulation import blocks
 
 WORLDS = ("in", "out")
@@ -45,6 +46,7 @@ def play(game, trials_per_world: int, seed: int, progress: Callable[[int, int], 
     scores = {world: np.empty(trials_per_world) for world in WORLDS}
     done = 0
     for index, size in blocks(trials_per_world, game.chunk_trials):
+        checkpoint()
         if cancel is not None and cancel():
             raise AuditCancelled("The audit was cancelled.")
         for world_index, world in enumerate(WORLDS):

@@ -13,6 +13,7 @@ import argparse
 import importlib
 import json
 import math
+import os
 import sys
 
 from engine.limits import HostLimits
@@ -24,6 +25,31 @@ TOOLS = ("fbo", "privacy", "hype", "pogpucb", "data", "sweep", "audit", "reprodu
 def host_limits() -> HostLimits:
     """The command line's limits: memory always, CPU time only when the host sets DPBO_MAX_SECONDS."""
     return HostLimits.from_env(default_seconds=None)
+
+
+# Options that name a folder set the environment variable of the same meaning for this process only
+# (the command's own user chose them). The engine reads paths from the environment alone, so no
+# configuration, sweep setting or page can name one.
+PATH_OPTIONS = {"data_dir": "DPBO_DATA_DIR", "cache_dir": "DPBO_CACHE_DIR"}
+
+
+def paths_to_environment(args) -> dict:
+    """Set the variables of the path options given; returns what they held before (for :func:`main` to restore)."""
+    before = {}
+    for option, variable in PATH_OPTIONS.items():
+        value = getattr(args, option, None)
+        if value:
+            before[variable] = os.environ.get(variable)
+            os.environ[variable] = os.path.abspath(os.path.expanduser(value))
+    return before
+
+
+def restore_environment(before: dict) -> None:
+    for variable, value in before.items():
+        if value is None:
+            os.environ.pop(variable, None)
+        else:
+            os.environ[variable] = value
 
 
 class UsageError(Exception):
@@ -80,11 +106,13 @@ def to_json(payload: dict) -> str:
 
 def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
+    before = {}
     try:
         parser = build_parser()
         args = parser.parse_args(argv)
         if args.tool is None:
             raise UsageError(f"Name a tool: one of {', '.join(TOOLS)} (python -m engine TOOL --help).")
+        before = paths_to_environment(args)
         payload = _load(args.tool).run(args)
     except (UsageError, ConfigError) as err:
         print(f"error: {err}", file=sys.stderr)
@@ -92,5 +120,7 @@ def main(argv=None) -> int:
     except KeyboardInterrupt:
         print("error: interrupted.", file=sys.stderr)
         return 130
+    finally:
+        restore_environment(before)     # main() may run inside another program (tests): leave its environment
     print(to_json(payload))
     return 0

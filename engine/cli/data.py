@@ -52,27 +52,26 @@ def _status(args) -> dict:
         entry = {"name": name, "label": dataset_label(name)}
         if name == "landmine":
             try:
-                entry.update(available=True, path=str(check_landmine_file(args.data_dir)))
+                entry.update(available=True, path=str(check_landmine_file()))
             except ConfigError as err:
-                status = data_status(name, args.data_dir)
+                status = data_status(name)
                 entry.update(available=False, path=status.path, url=status.url, message=str(err))
         else:
             entry.update(available=True, source="generated" if name == "synthetic" else "bundled with scikit-learn")
         datasets.append(entry)
-    return {"action": "status", "data_dir": str(data_dir(args.data_dir)),
+    # --data-dir and --cache-dir are already in the environment (engine.cli.paths_to_environment).
+    return {"action": "status", "data_dir": str(data_dir()),
             "data_dir_source": data_dir_source(args.data_dir), "data_dir_order": list(DATA_DIR_ORDER),
-            "cache_dir": str(cache_dir(args.cache_dir)),
-            "datasets": datasets, "tables": cached_tables(args.cache_dir)}
+            "cache_dir": str(cache_dir()), "datasets": datasets, "tables": cached_tables()}
 
 
 def _build_table(args) -> dict:
-    task = make_task(args.dataset, n_agents=args.agents, alpha=args.alpha, seed=args.seed, data_dir=args.data_dir)
+    task = make_task(args.dataset, n_agents=args.agents, alpha=args.alpha, seed=args.seed)
 
     def report(done: int, total: int) -> None:
         print(f"{args.dataset} table: {done}/{total} agents", file=sys.stderr, flush=True)
 
-    built = build_table(task, args.grid, n_jobs=args.jobs, progress=None if args.quiet else report,
-                        directory=args.cache_dir)
+    built = build_table(task, args.grid, n_jobs=args.jobs, progress=None if args.quiet else report)
     return {"action": "build-table", "dataset": args.dataset, "path": str(built.path),
             "n_agents": task.n_agents, "candidates": int(built.values.shape[1]), "dim": task.dim,
             "build_seconds": round(built.seconds, 3), "from_cache": built.from_cache,
@@ -83,7 +82,7 @@ def run(args) -> dict:
     if args.action is None:
         raise ConfigError(f"Name an action: {', '.join(ACTIONS)} (python -m engine data ACTION --help).")
     if args.action == "fetch":
-        result = fetch_landmine(args.data_dir, args.url, timeout=args.timeout)
+        result = fetch_landmine(url=args.url, timeout=args.timeout)
         return {"action": "fetch", "dataset": args.dataset, **result}
     if args.action == "status":
         return _status(args)

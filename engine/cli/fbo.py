@@ -62,7 +62,8 @@ def add_arguments(parser) -> None:
     parser.add_argument("--split", default=None, metavar=_choices(SPLITS),
                         help="landmine data split: authors (the paper's fixed split, default) or seeded "
                              "(drawn from --objective-seed)")
-    parser.add_argument("--data-dir", default=None, help="folder holding the data sets (default: $DPBO_DATA_DIR)")
+    parser.add_argument("--data-dir", default=None,
+                        help="folder holding the data sets: sets DPBO_DATA_DIR for this command")
     parser.add_argument("--runs", type=int, default=d.runs, help="independent runs simulated together")
     parser.add_argument("--seed", type=int, default=d.seed)
     parser.add_argument("--accountant", default=d.accountant, metavar=_choices(ACCOUNTANTS))
@@ -78,7 +79,7 @@ def config_from_args(args) -> FboConfig:
         P=args.P, sampling=args.sampling, pt_schedule=args.pt_schedule, pt_constant=args.pt_constant,
         weights=args.weights, weight_a=args.weight_a, weight_schedule=args.weight_schedule,
         local_exploration=not args.no_local_exploration, n_init=args.n_init, fts_variant=args.fts_variant,
-        alpha=args.alpha, objective_seed=args.objective_seed, domain=args.domain, data_dir=args.data_dir,
+        alpha=args.alpha, objective_seed=args.objective_seed, domain=args.domain,
         own_sampler=args.own_sampler, own_features=args.own_features, refit_every=args.refit_every, split=args.split,
         runs=args.runs, seed=args.seed, accountant=args.accountant, delta=args.delta, budget=args.budget,
         calibrate_z=args.calibrate_z)

@@ -37,7 +37,7 @@ def add_arguments(parser) -> None:
     parser.add_argument("--good-within", type=float, default=0.02,
                         help="data mode: a candidate is good within this accuracy of OPT")
     parser.add_argument("--aggregation", choices=AGGREGATIONS, default="exact")
-    parser.add_argument("--cache-dir", help="where score tables are cached (default DPBO_CACHE_DIR or data/cache)")
+    parser.add_argument("--cache-dir", help="where score tables are cached: sets DPBO_CACHE_DIR for this command")
 
 
 def _calibrate(args) -> dict:
@@ -60,7 +60,7 @@ def config_from_args(args) -> HypeConfig:
                       sigma_loss=args.sigma_loss, k=args.k, epsilon=args.epsilon, sigma=args.sigma, delta=args.delta,
                       xi=args.xi, dropout=args.dropout, repetitions=args.repetitions, seed=args.seed,
                       dataset=args.dataset, alpha=args.alpha, good_within=args.good_within, runs=args.runs,
-                      aggregation=args.aggregation, cache_dir=args.cache_dir)
+                      aggregation=args.aggregation)
 
 
 def run(args) -> dict:

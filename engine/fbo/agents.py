@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from engine.cancel import work_slices
 from engine.fbo.domain import Candidates, Domain, TableDomain
 from engine.surrogate import OwnGp, SeHyperparameters
 from engine.surrogate.blr import batched_blr
@@ -88,8 +89,15 @@ class AgentPool:
         self.best = np.maximum(self.best, values.max(axis=2) if batch else values)
 
     def initialise(self, regions: np.ndarray | None, n_init: int, rng: np.random.Generator) -> None:
-        """Query ``n_init`` initial points per agent (from its sub-region, or anywhere when None)."""
-        self._observe(self.domain.initial_choice(regions, n_init, rng), rng)
+        """Query ``n_init`` initial points per agent (from its sub-region, or anywhere when None).
+
+        Many initial points are observed in blocks (a cancel checkpoint between
+        them, and no (R, N, n_init, M) feature array at once); one block holds
+        them all whenever they fit in a few million numbers, as usually.
+        """
+        choice = self.domain.initial_choice(regions, n_init, rng)
+        for part in work_slices(n_init, 4 * self.n_runs * self.n_agents * self.n_features):
+            self._observe(choice[:, :, part], rng)
 
     def query(self, choice, rng: np.random.Generator) -> None:
         """Every agent queries one point (``choice`` in the domain's representation, (R, N, ...))."""
@@ -141,5 +149,10 @@ class AgentPool:
     @staticmethod
     def acquire(phi_candidates: np.ndarray, omega: np.ndarray) -> np.ndarray:
         """Index of argmax_x phi(x)^T omega_n for every agent: phi (R, C, M), omega (R, N, M) -> (R, N)."""
-        scores = np.matmul(omega, np.swapaxes(phi_candidates, 1, 2))     # (R, N, C): argmax over the last,
-        return np.argmax(scores, axis=2)                                  # contiguous axis is 5x faster
+        R, N, M = omega.shape
+        out = np.empty((R, N), dtype=np.intp)
+        candidates_t = np.swapaxes(phi_candidates, 1, 2)
+        for part in work_slices(N, R * candidates_t.shape[2] * M):      # chunks of agents, checkpoint between
+            scores = np.matmul(omega[:, part], candidates_t)              # (R, n, C): argmax over the last,
+            out[:, part] = np.argmax(scores, axis=2)                      # contiguous axis is 5x faster
+        return out

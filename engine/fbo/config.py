@@ -76,7 +76,6 @@ class FboConfig:
     refit_every: int | None = None      # own GP re-fit period in observations; 0 never; None: the task's
     split: str | None = None            # landmine only: authors (default) | seeded
     domain: str = "table"               # table | continuous
-    data_dir: str | None = None
     runs: int = 5
     seed: int = 0
     accountant: str = "ma"

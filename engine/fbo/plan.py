@@ -16,15 +16,18 @@ so that epsilon after T releases equals the budget.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from typing import Sequence
 
 import numpy as np
 
 from engine.fbo.config import FboConfig
-from engine.limits import Cost, fbo_cost
-from engine.objectives.base import Objective
+from engine.limits import Cost, fbo_cost, objective_cost
+from engine.objectives.base import DatasetUnavailable, Objective
 from engine.objectives.registry import default_agents
-from engine.privacy import calibrate_z, default_delta, epsilon, epsilon_curve, releases_within_budget
+from engine.objectives.tables import make_task, table_path
+from engine.privacy import calibrate_z, default_delta, epsilon, epsilon_curve
+from engine.privacy.accountants import budget_releases
 from engine.validation import ConfigError
 
 
@@ -90,6 +93,21 @@ def resolve_agents(config: FboConfig, objective: Objective | None = None) -> int
     return n
 
 
+def objective_ready(config: FboConfig) -> bool:
+    """Whether the objective of ``config`` costs nothing to build: a real task whose table is cached.
+
+    Reads the task's data but computes no score; missing data counts as not ready (the run itself then says
+    where the data belongs), so a plan needs no data.
+    """
+    if config.dataset == "synthetic" or config.domain != "table":
+        return False
+    try:
+        task = make_task(config.dataset, n_agents=config.agents, alpha=config.alpha, seed=config.objective_seed)
+    except DatasetUnavailable:
+        return False
+    return table_path(task).is_file()
+
+
 def make_plan(config: FboConfig, objective: Objective | None = None) -> RunPlan:
     """The :class:`RunPlan` of ``config`` (with ``objective`` when it is already built).
 
@@ -113,16 +131,44 @@ def make_plan(config: FboConfig, objective: Objective | None = None) -> RunPlan:
             curve[-1] = epsilon(config.q, z, T, delta, config.accountant, **common)
             releases, budget_reached_at = T, T
         elif config.budget is not None:
-            releases = min(T, releases_within_budget(curve, config.budget))
+            releases, curve = budget_releases(curve, config.budget, config.q, z, delta, config.accountant, **common)
+            releases = min(T, releases)
             budget_reached_at = releases if releases < T else None
         else:
             releases = T
         curve.setflags(write=False)
     else:
         releases = T if config.uses_server else 0
-    candidates = None
-    if objective is not None and objective.is_discrete:
-        candidates = len(objective.candidates)
     return RunPlan(config=config, n_agents=N, n_subregions=config.n_subregions, delta=delta, z=z,
                    epsilon_curve=curve, releases=releases, budget_reached_at=budget_reached_at,
-                   cost=fbo_cost(config, N, candidates))
+                   cost=plan_cost(config, objective))
+
+
+def plan_cost(config: FboConfig, objective: Objective | None = None, *, objective_counted: bool = False) -> Cost:
+    """What running ``config`` costs, known before any of it is computed (the privacy curve included).
+
+    Pages check it before they make the plan, so a run too large for the host
+    is refused before even its privacy curve is accounted. ``objective_counted``:
+    building the objective is priced elsewhere (another line of the same task).
+    """
+    N = resolve_agents(config, objective)
+    candidates = len(objective.candidates) if objective is not None and objective.is_discrete else None
+    ready = objective is not None or objective_ready(config)
+    built = objective_cost(config.dataset, N, alpha=config.alpha, domain=config.domain, table_ready=ready)
+    if objective is not None or objective_counted:
+        built = replace(built, seconds=0.0, memory_mb=0.0)
+    return fbo_cost(config, N, candidates, objective=built)
+
+
+def lines_cost(configs: Sequence[FboConfig]) -> Cost:
+    """What running ``configs`` together costs (compared lines): each line's run, each objective built once."""
+    total, seen = None, set()
+    for config in configs:
+        key = (config.dataset, resolve_agents(config), config.alpha, config.objective_seed, config.domain,
+               config.split)
+        cost = plan_cost(config, objective_counted=key in seen)
+        seen.add(key)
+        total = cost if total is None else total + cost
+    if total is None:
+        raise ValueError("lines_cost needs at least one configuration")
+    return total

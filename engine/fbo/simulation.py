@@ -44,8 +44,9 @@ import time
 
 import numpy as np
 
-from engine.fbo.agents import AgentPool
 from engine.blas import single_threaded_blas
+from engine.cancel import checkpoint
+from engine.fbo.agents import AgentPool
 from engine.heap import retain_freed_memory
 from engine.fbo.config import FboConfig
 from engine.fbo.domain import make_domain
@@ -94,7 +95,7 @@ class Simulation:
         self.config = config
         if objective is None:
             objective = build_objective(config.dataset, n_agents=config.agents, alpha=config.alpha,
-                                        seed=config.objective_seed, data_dir=config.data_dir, domain=config.domain,
+                                        seed=config.objective_seed, domain=config.domain,
                                         split=config.split)
         self.objective = objective
         # What the run will do and release (agents, delta, z, epsilon curve, budget) is its plan.
@@ -136,6 +137,7 @@ class Simulation:
         """Compute the next iteration and return its record."""
         if self.done:
             raise RuntimeError("The simulation has already produced all its iterations.")
+        checkpoint()
         start = time.perf_counter()
         retain_freed_memory()
         with single_threaded_blas():
@@ -169,6 +171,7 @@ class Simulation:
             others = self._agent_pool(sends=True)
             others.initialise(None, cfg.n_init, rng)
             for _ in range(T):
+                checkpoint()
                 candidates = self.domain.candidates(rng)
                 index = others.avoid_repeats(others.own_choice(candidates, rng), rng)
                 others.query(self.domain.to_choice(candidates, index), rng)

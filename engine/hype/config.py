@@ -32,6 +32,10 @@ MAX_CANDIDATES = 1_000
 MAX_REPETITIONS = 1_000_000
 MAX_RUNS = 20
 DEFAULT_EPSILON = 1.0
+# Below epsilon = 0.01 dp_accounting's RDP conversion reports 0 for every noise level (no calibration exists);
+# above these the noise is either nothing or overflows the accounting.
+MIN_EPSILON, MAX_EPSILON = 0.01, 1e4
+MAX_SIGMA = 1e6
 
 
 @dataclass(frozen=True)
@@ -62,7 +66,6 @@ class HypeConfig:
     good_within: float = 0.02           # data mode: good = test accuracy within this of OPT
     runs: int = 1                       # data mode: independent splits/trainings (score tables)
     aggregation: str = "exact"          # exact | secure-sum
-    cache_dir: str | None = None
 
     def __post_init__(self):
         check_choice("mode", self.mode, MODES)
@@ -82,9 +85,9 @@ class HypeConfig:
         if self.epsilon is not None and self.sigma is not None:
             raise ConfigError("Give either epsilon or sigma, not both.", "sigma")
         if self.epsilon is not None:
-            check_positive("epsilon", self.epsilon)
+            check_range("epsilon", self.epsilon, MIN_EPSILON, MAX_EPSILON)
         if self.sigma is not None:
-            check_range("sigma", self.sigma, 0)
+            check_range("sigma", self.sigma, 0, MAX_SIGMA)
         check_probability_open("delta", self.delta)
         check_range("xi", self.xi, 0, 1, high_open=True, name="dropout tolerance xi")
         check_range("dropout", self.dropout, 0, 1, high_open=True, name="dropout fraction")

@@ -15,6 +15,7 @@ from typing import Iterator
 
 import numpy as np
 
+from engine.cancel import checkpoint
 from engine.hype.calibration import noise_summary
 from engine.hype.config import HypeConfig
 from engine.hype.setup import Setup, block_votes, make_setup
@@ -200,6 +201,7 @@ def iter_hype(config: HypeConfig, every: int = DEFAULT_EVERY, load_table=None) -
     pending = 0
     plan = blocks(config.repetitions, length)
     for position, (index, size) in enumerate(plan):
+        checkpoint()
         vote_block(setup, result, index, result.repetitions, size)
         pending += size
         last = position == len(plan) - 1

@@ -23,6 +23,7 @@ from __future__ import annotations
 import numpy as np
 
 from engine.cache import cached_arrays
+from engine.cancel import checkpoint
 from engine.hype.datasets import MIN_PER_CLIENT, TEST_FRACTION, VALIDATION_FRACTION, client_data, load_dataset
 from engine.objectives.datasets import array_digest
 from engine.blas import single_threaded_blas
@@ -65,6 +66,7 @@ def _federated_average(data, grid, global_w, share, seed):
     classes = data.classes
     local_accuracy = local_loss = None
     for round_index in range(ROUNDS):
+        checkpoint()
         rng = np.random.default_rng((seed, 4, round_index))
         local_w = train_local(np.broadcast_to(global_w, (data.clients,) + global_w.shape), data.x_train,
                               data.y_train, data.m_train, grid, classes, rng)

@@ -53,7 +53,7 @@ class Setup:
 def make_setup(config: HypeConfig, load_table=None) -> Setup:
     """Resolve good candidates and, in data mode, load or compute the score tables.
 
-    ``load_table(dataset, clients, alpha, seed, cache_dir)`` replaces
+    ``load_table(dataset, clients, alpha, seed)`` replaces
     :func:`engine.hype.scores.score_table` (the page passes a memory-cached one).
     Run ``r`` uses the table of seed ``config.seed + r``.
     """
@@ -62,7 +62,7 @@ def make_setup(config: HypeConfig, load_table=None) -> Setup:
     load_table = score_table if load_table is None else load_table
     tables = []
     for run in range(config.runs):
-        table = load_table(config.dataset, config.clients, config.alpha, config.seed + run, config.cache_dir)
+        table = load_table(config.dataset, config.clients, config.alpha, config.seed + run)
         accuracy = np.asarray(table["test_accuracy"], dtype=float)
         tables.append(RunTable(rank_by_score(table["local_accuracy"], table["local_loss"]), accuracy,
                                accuracy >= accuracy.max() - config.good_within - 1e-12))

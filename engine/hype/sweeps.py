@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from engine.cancel import checkpoint
 from engine.hype.calibration import calibrate_sigma, effective_noise, epsilon_for_sigma
 from engine.hype.config import HypeConfig
 from engine.hype.setup import block_votes, make_setup
@@ -148,6 +149,7 @@ def evaluate_grid(config: HypeConfig, ks=None, epsilons=None, sigmas=None, sigma
     chosen_count = np.zeros(config.runs) if data else None
     start = 0
     for index, size in blocks(config.repetitions, block_length(config.clients, config.p)):
+        checkpoint()
         rng = block_rng(config.seed, index)
         votes, _, runs, _ = block_votes(setup, rng, start, size, ks,
                                         sigma_losses=sigma_losses if not data else None)

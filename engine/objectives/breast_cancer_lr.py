@@ -31,6 +31,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from engine.cancel import checkpoint
 from engine.objectives.datasets import SplitData, agent_splits, array_digest
 from engine.objectives.tables import Task, log_scale, objective_for
 from engine.validation import check_int, check_positive
@@ -123,6 +124,7 @@ class SgdLogisticTask(Task):
         hp = self.hyperparameters(points, agent)
         out = np.empty(len(hp["batch_size"]))
         for batch in np.unique(hp["batch_size"]):
+            checkpoint()
             rows = np.flatnonzero(hp["batch_size"] == batch)
             out[rows] = sgd_logistic_accuracy(self.agents[agent], int(batch), hp["l2"][rows],
                                               hp["learning_rate"][rows], seed=(self.seed, 2, agent))

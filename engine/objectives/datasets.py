@@ -24,6 +24,7 @@ from typing import Callable
 import numpy as np
 
 from engine.objectives.base import DatasetUnavailable
+from engine.hosting import is_hosted, where
 from engine.paths import data_dir as default_data_dir
 from engine.validation import ConfigError
 
@@ -51,7 +52,9 @@ def landmine_path(data_dir: str | os.PathLike | None = None) -> Path:
 
 
 def landmine_help(path: Path, suggest_fetch: bool = True) -> str:
-    """The sentence telling a person how to make the landmine data available."""
+    """The sentence telling a person how to make the landmine data available (no server path when hosted)."""
+    if is_hosted():
+        return "The host of this explorer can install it (DPBO_DATA_DIR/landmine/LandmineData.mat)."
     where = (f"Put LandmineData.mat at {path} (that is DPBO_DATA_DIR/landmine/LandmineData.mat, "
              f"or D/landmine/LandmineData.mat with --data-dir D)")
     if suggest_fetch:
@@ -64,11 +67,13 @@ def check_landmine_file(data_dir: str | os.PathLike | None = None) -> Path:
     """The verified landmine file path; raises :class:`DatasetUnavailable` when missing or corrupt."""
     path = landmine_path(data_dir)
     if not path.is_file():
-        raise DatasetUnavailable(f"The landmine data set is unavailable: {path} does not exist. "
+        raise DatasetUnavailable(f"The landmine data set is unavailable: {where(path, 'it is not installed here')}"
+                                 f"{'' if is_hosted() else ' does not exist'}. "
                                  + landmine_help(path), "dataset")
     digest = file_sha256(path)
     if digest != LANDMINE_SHA256:
-        raise DatasetUnavailable(f"The landmine data set is unavailable: {path} does not match the published "
+        raise DatasetUnavailable(f"The landmine data set is unavailable: {where(path, 'the installed file')} "
+                                 f"does not match the published "
                                  f"sha256 {LANDMINE_SHA256[:16]}... (corrupt or a different file). "
                                  + landmine_help(path), "dataset")
     return path

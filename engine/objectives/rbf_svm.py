@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from engine.cancel import checkpoint
 from engine.objectives.datasets import SplitData
 from engine.objectives.tables import Task, linear_scale, log_scale
 from engine.validation import check_choice
@@ -109,6 +110,7 @@ def svm_scores(data: SplitData, c_values: np.ndarray, gammas: np.ndarray, metric
     d_valid = cdist(data.x_valid, data.x_train, "sqeuclidean")
     out = np.empty(len(c_values))
     for gamma in np.unique(gammas):
+        checkpoint()
         rows = np.flatnonzero(gammas == gamma)
         k_train = np.exp(-gamma * d_train)
         k_valid = np.exp(-gamma * d_valid)

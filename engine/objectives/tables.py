@@ -32,6 +32,7 @@ from typing import Callable, Iterator
 import numpy as np
 
 from engine.cache import cache_key, load_arrays, save_arrays_atomic
+from engine.cancel import checkpoint
 from engine.objectives.base import FunctionObjective, Objective, TableObjective
 from engine.objectives.builds import BUILDS, Build
 from engine.objectives.registry import DATASETS
@@ -285,13 +286,20 @@ def _compute_table(task: Task, size: int, path: Path, n_jobs: int | None,
 
             results = Parallel(n_jobs=jobs, return_as="generator_unordered")(
                 delayed(_score_agent)(task, agent, candidates) for agent in missing)
-        for agent, row in results:
-            if row.shape != (len(candidates),) or not np.all(np.isfinite(row)):
-                raise RuntimeError(f"{task.name}: agent {agent} produced {row.shape} scores with non-finite "
-                                   f"values; expected {len(candidates)} finite scores.")
-            _save_chunk_atomic(_chunk_path(parts, agent), row)
-            rows[agent] = row
-            progress(len(rows), total)
+        try:
+            for agent, row in results:
+                if row.shape != (len(candidates),) or not np.all(np.isfinite(row)):
+                    raise RuntimeError(f"{task.name}: agent {agent} produced {row.shape} scores with non-finite "
+                                       f"values; expected {len(candidates)} finite scores.")
+                _save_chunk_atomic(_chunk_path(parts, agent), row)
+                rows[agent] = row
+                if progress:
+                    progress(len(rows), total)
+                checkpoint()    # a stopped build keeps its finished rows for the next one
+        finally:
+            close = getattr(results, "close", None)
+            if close is not None:
+                close()
     values = np.stack([rows[agent] for agent in range(total)])
     save_arrays_atomic(path, {"values": values, "candidates": candidates,
                               "definition": np.array(_definition_text(task, size))})

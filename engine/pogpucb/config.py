@@ -16,7 +16,6 @@ from engine.validation import (
     ConfigError,
     check_choice,
     check_int,
-    check_positive,
     check_probability_open,
     check_range,
 )
@@ -27,6 +26,7 @@ HYPER_MODE_LABELS = {
     "refit": "refit: the modeler refits by ML on its own observations every few iterations",
 }
 MAX_R = 500
+MIN_EPSILON, MAX_EPSILON = 1e-6, 1e6     # omega stays a finite number
 MAX_ITERATIONS = 300
 MAX_RUNS = 200
 MAX_DISTORTION_PAIRS = 100_000
@@ -57,7 +57,7 @@ class PoConfig:
 
     def __post_init__(self):
         check_choice("dataset", self.dataset, TASKS)
-        eps = check_positive("epsilon", self.epsilon)
+        eps = check_range("epsilon", self.epsilon, MIN_EPSILON, MAX_EPSILON)
         object.__setattr__(self, "epsilon", eps)
         object.__setattr__(self, "delta", check_probability_open("delta", self.delta))
         r = _whole("r", self.r, 1, MAX_R, "projection dimension")

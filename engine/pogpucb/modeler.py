@@ -19,6 +19,7 @@ from typing import Callable
 
 import numpy as np
 
+from engine.cancel import checkpoint
 from engine.pogpucb.gp import SEHyper, fit_isotropic, se_kernel, sq_dists
 
 
@@ -127,6 +128,7 @@ def run_gp_ucb(inputs: np.ndarray, f: np.ndarray, noise_var: float, hyper: SEHyp
     betas = beta(np.arange(1, iterations + 1), n, delta_prime)
     hypers = []
     for t in range(1, iterations + 1):
+        checkpoint()
         if refit_every and (t - 1) % refit_every == 0 and post.t >= 3:
             post.refit(fit_isotropic(post.inputs[post.idx[:post.t]], post.y[:post.t],
                                      lengthscale_guess=post.hyper.lengthscale, n_lengthscales=12))

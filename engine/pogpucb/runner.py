@@ -16,6 +16,7 @@ from typing import Iterator
 
 import numpy as np
 
+from engine.cancel import checkpoint
 from engine.pogpucb.config import PoConfig
 from engine.pogpucb.curator import BRANCH_PRESERVE, Release, max_admissible_r, omega, release, sigma_min
 from engine.pogpucb.distortion import pair_ratios, sample_pairs
@@ -186,6 +187,7 @@ def iter_pogpucb(config: PoConfig) -> Iterator[PoResult]:
     per_run = []
     refit = config.refit_every if config.hyperparameters == "refit" else 0
     for run in range(config.runs):
+        checkpoint()
         run_start = time.perf_counter()
         init_rng, proj_rng, noise_rng, base_rng = _streams(config.seed, run)
         init = init_rng.choice(task.n, size=config.initial_points, replace=False)

@@ -201,10 +201,11 @@ def judge(claims: Sequence[Claim], results: dict[str, SettingResult]) -> list[Ve
 # ---------------------------------------------------------------------- running settings
 
 @lru_cache(maxsize=2)
-def _objective(dataset: str, split, data_dir, env_data_dir, env_cache_dir):
+def _objective(dataset: str, split, env_data_dir, env_cache_dir):
+    # The environment is part of the key: it alone decides where data and tables come from.
     from engine.objectives import build_objective
 
-    return build_objective(dataset, data_dir=data_dir, split=split)
+    return build_objective(dataset, split=split)
 
 
 def setting_config(base: dict, setting: Setting, seed: int, runs: int):
@@ -225,7 +226,7 @@ def _run_block(base: dict, setting: Setting, seed: int, runs: int):
     from engine.fbo import run_fbo
 
     config = setting_config(base, setting, seed, runs)
-    objective = _objective(config.dataset, config.split, config.data_dir, os.environ.get("DPBO_DATA_DIR"),
+    objective = _objective(config.dataset, config.split, os.environ.get("DPBO_DATA_DIR"),
                            os.environ.get("DPBO_CACHE_DIR")) if config.dataset != "synthetic" else None
     return _outcome(run_fbo(config, objective))
 

@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from engine.cancel import checkpoint, work_slices
 from engine.validation import check_int, check_positive
 
 
@@ -61,28 +62,39 @@ class BatchedBlr:
         self.noise_var = check_positive("noise variance", noise_var)
         self.capacity = check_int("capacity", capacity, 1)
         self.fold_every = check_int("fold period", fold_every, 1)
-        eye = np.eye(n_features)
-        self._base = np.broadcast_to(eye / noise_var, (n_models, n_features, n_features)).copy()  # C0
+        eye = np.eye(n_features) / noise_var
+        self._base = np.empty((n_models, n_features, n_features))                                  # C0
+        for part in work_slices(n_models, n_features * n_features):    # large stacks take a while to fill
+            self._base[part] = eye
         self._pending = np.zeros((n_models, n_features, self.fold_every))  # W: Sigma^-1 = C0 - W W^T
         self._n_pending = 0
         self.phi_y = np.zeros((n_models, n_features))
         self.phi = np.zeros((n_models, capacity, n_features))
+        for part in work_slices(n_models, capacity * n_features):
+            self.phi[part] = 0.0        # touch the history now, in chunks (huge pages would zero it all at once later)
         self.y = np.zeros((n_models, capacity))
         self.count = 0
 
     def _apply(self, x: np.ndarray) -> np.ndarray:
         """Sigma^-1 x for x of shape (K, M, s)."""
-        # One batched matrix-vector product per column: numpy's batched matmul is 3-5x
-        # slower per column when given several columns at once (no gemv path).
-        out = np.concatenate([np.matmul(self._base, x[:, :, j:j + 1]) for j in range(x.shape[2])], axis=2)
-        if self._n_pending:
-            W = self._pending[:, :, :self._n_pending]
-            out -= np.matmul(W, np.matmul(np.swapaxes(W, 1, 2), x))
+        K, M, s = x.shape
+        out = np.empty((K, M, s))
+        # In chunks of models, with a cancel checkpoint between them (one chunk for small stacks).
+        for part in work_slices(K, M * M * s):
+            base, xs = self._base[part], x[part]
+            # One batched matrix-vector product per column: numpy's batched matmul is 3-5x
+            # slower per column when given several columns at once (no gemv path).
+            out[part] = np.concatenate([np.matmul(base, xs[:, :, j:j + 1]) for j in range(s)], axis=2)
+            if self._n_pending:
+                W = self._pending[part, :, :self._n_pending]
+                out[part] -= np.matmul(W, np.matmul(np.swapaxes(W, 1, 2), xs))
         return out
 
     def _fold(self) -> None:
-        W = self._pending[:, :, :self._n_pending]
-        self._base -= np.matmul(W, np.swapaxes(W, 1, 2))
+        M = self.n_features
+        for part in work_slices(self.n_models, M * M * self._n_pending):
+            W = self._pending[part, :, :self._n_pending]
+            self._base[part] -= np.matmul(W, np.swapaxes(W, 1, 2))
         self._n_pending = 0
 
     @property
@@ -112,6 +124,7 @@ class BatchedBlr:
     def add_batch(self, phi: np.ndarray, y: np.ndarray) -> None:
         """Add ``n`` observations to every model: ``phi`` (K, n, M), ``y`` (K, n)."""
         for j in range(np.shape(phi)[1]):
+            checkpoint()
             self.add(phi[:, j], y[:, j])
 
     @property
@@ -138,9 +151,10 @@ class BatchedBlr:
         rhs = self.phi_y[:, :, None] + lam * rng.standard_normal((K, M, n_samples))
         if t:
             xi = rng.standard_normal((K, t, n_samples))
-            history = np.swapaxes(self.phi[:, :t], 1, 2)                    # Phi^T, (K, M, t)
-            for j in range(n_samples):                                       # matrix-vector products (see _apply)
-                rhs[:, :, j:j + 1] += np.sqrt(lam) * np.matmul(history, xi[:, :, j:j + 1])
+            for part in work_slices(K, M * t * n_samples):
+                history = np.swapaxes(self.phi[part, :t], 1, 2)              # Phi^T, (k, M, t)
+                for j in range(n_samples):                                   # matrix-vector products (see _apply)
+                    rhs[part, :, j:j + 1] += np.sqrt(lam) * np.matmul(history, xi[part, :, j:j + 1])
         return np.swapaxes(self._apply(rhs), 1, 2)
 
 

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from engine.limits import Cost, fbo_cost, hype_cost, pogpucb_cost
+from engine.limits import Cost, fbo_cost, hype_cost, objective_cost, pogpucb_cost
 from engine.sweep.values import annotation_kinds, coerce, derive_seed
 from engine.validation import ConfigError, check_choice
 
@@ -109,6 +109,10 @@ class Adapter:
         """The estimated cost of one cell (``params`` resolved, ``runs`` runs)."""
         raise NotImplementedError
 
+    def shared_costs(self, cell_params: list[dict]) -> list[Cost]:
+        """Work the cells (their resolved ``params``) share, done once by the driver (e.g. a table build)."""
+        return []
+
     def run(self, params: dict, runs: int) -> list[RunOutcome]:
         raise NotImplementedError
 
@@ -146,8 +150,8 @@ class FboAdapter(Adapter):
     def objective(params):
         """The cell's objective, shared by the cells a process runs (objectives are immutable)."""
         return _cached_objective(params["dataset"], params.get("agents"), params.get("alpha"),
-                                 params.get("objective_seed", 0), params.get("data_dir"),
-                                 params.get("domain", "table"), params.get("split"), os.environ.get("DPBO_DATA_DIR"),
+                                 params.get("objective_seed", 0), params.get("domain", "table"), params.get("split"),
+                                 os.environ.get("DPBO_DATA_DIR"),
                                  os.environ.get("DPBO_CACHE_DIR"))
 
     def prepare(self, params):
@@ -158,7 +162,24 @@ class FboAdapter(Adapter):
         from engine.fbo.plan import resolve_agents
 
         config = self.make_config(params)
-        return fbo_cost(config, resolve_agents(config))
+        n_agents = resolve_agents(config)
+        # A real task's table is built once by the driver (shared_costs); a synthetic objective in every process.
+        own = objective_cost(config.dataset, n_agents, alpha=config.alpha, domain=config.domain, table_ready=True)
+        return fbo_cost(config, n_agents, objective=own)
+
+    def shared_costs(self, cell_params):
+        from engine.fbo.plan import objective_ready, resolve_agents
+
+        seen, out = set(), []
+        for params in cell_params:
+            config = self.make_config(params)
+            key = (config.dataset, config.domain, resolve_agents(config), config.alpha, config.objective_seed)
+            if key in seen or config.dataset == "synthetic" or config.domain != "table":
+                continue
+            seen.add(key)
+            if not objective_ready(config):
+                out.append(objective_cost(config.dataset, key[2], alpha=config.alpha))
+        return out
 
     def run(self, params, runs):
         from engine.fbo import run_fbo
@@ -173,12 +194,11 @@ class FboAdapter(Adapter):
 
 
 @functools.lru_cache(maxsize=4)
-def _cached_objective(dataset, agents, alpha, seed, data_dir, domain, split, env_data_dir, env_cache_dir):
-    # The environment is part of the key: it decides where data and tables come from.
+def _cached_objective(dataset, agents, alpha, seed, domain, split, env_data_dir, env_cache_dir):
+    # The environment is part of the key: it alone decides where data and tables come from.
     from engine.objectives import build_objective
 
-    return build_objective(dataset, n_agents=agents, alpha=alpha, seed=seed, data_dir=data_dir, domain=domain,
-                           split=split)
+    return build_objective(dataset, n_agents=agents, alpha=alpha, seed=seed, domain=domain, split=split)
 
 
 class HypeAdapter(Adapter):

@@ -9,7 +9,7 @@ from engine.sweep.adapters import ADAPTERS
 from engine.sweep.cell import META_COLUMNS
 
 # Parameters that differ between cells without being part of what a setting is.
-NOT_SETTINGS = frozenset({"seed", "runs", "seed_param", "runs_param", "data_dir", "cache_dir"})
+NOT_SETTINGS = frozenset({"seed", "runs", "seed_param", "runs_param"})
 
 
 def parameter_columns(table: pd.DataFrame) -> list[str]:

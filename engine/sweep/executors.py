@@ -1,28 +1,46 @@
-"""Where cells run: in this process, in joblib worker processes, or on a Dask cluster.
+"""Where cells run: in this process, in worker processes on this machine, or on a Dask cluster.
 
 Every executor yields ``(cell, outcome)`` pairs as cells finish, in whatever
 order they finish; the driver writes each one to disk at once. Results never
 depend on the executor: a cell's seed is part of its parameters.
+
+Stopping: the driver waits for cells in short slices with a cancel checkpoint
+(:mod:`engine.cancel`) between them, and closing the stream (a finished,
+stopped or failed sweep) kills the worker processes at once. Worker processes
+also exit by themselves within a second when the process that started them
+dies (a killed sweep leaves no orphan computing), and run at a lower CPU
+priority than the process they serve.
 """
 
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import logging
 import os
 import sys
+import threading
+import time
 import uuid
+from concurrent.futures import FIRST_COMPLETED, wait
 from typing import Iterable, Iterator
 
-from engine.sweep.cell import CellOutcome, describe_error, indexed_run_cell, run_cell
+from engine.cancel import checkpoint
+from engine.hosting import dask_scheduler
+from engine.limits import check_workers
+from engine.sweep.cell import CellOutcome, describe_error, run_cell
 from engine.validation import ConfigError, check_choice, check_int
 
 EXECUTORS = ("local", "joblib", "dask")
 EXECUTOR_LABELS = {
     "local": "In this process (tiny sweeps)",
-    "joblib": "Worker processes on this machine (joblib)",
-    "dask": "Dask: a local cluster, or an existing one at a scheduler address",
+    "joblib": "Worker processes on this machine",
+    "dask": "Dask: the host's scheduler, or a cluster on this machine",
 }
+POLL_SECONDS = 0.2          # longest wait for a cell between two cancel checkpoints
+ORPHAN_CHECK_SECONDS = 0.5  # how often a worker looks whether the process that started it is still there
+WORKER_NICENESS = 10        # workers yield the CPU to the server they serve (pages, health checks)
+PR_SET_PDEATHSIG = 1
 
 
 class SweepAborted(ConfigError):
@@ -33,30 +51,57 @@ def default_workers() -> int:
     return max(1, os.cpu_count() or 1)
 
 
+def worker_init(parent: int) -> None:
+    """Run in every worker process: lower priority, and exit as soon as the parent is gone.
+
+    Linux delivers SIGKILL to the worker when its parent dies (prctl); elsewhere,
+    and as a second guard, a thread polls the parent's pid.
+    """
+    with contextlib.suppress(OSError, AttributeError):
+        os.nice(WORKER_NICENESS)
+    if sys.platform.startswith("linux"):
+        with contextlib.suppress(OSError, AttributeError):
+            ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, 9)
+    if os.getppid() != parent:      # the parent died before the guard was set
+        os._exit(1)
+
+    def watch() -> None:
+        while True:
+            time.sleep(ORPHAN_CHECK_SECONDS)
+            if os.getppid() != parent:
+                os._exit(1)
+
+    threading.Thread(target=watch, name="dpbo-orphan-guard", daemon=True).start()
+
+
 def run_local(cells: list, tool: str) -> Iterator[tuple]:
     for cell in cells:
+        checkpoint()
         yield cell, run_cell(tool, cell.params, cell.runs)
 
 
-def run_joblib(cells: list, tool: str, workers: int | None = None) -> Iterator[tuple]:
-    from joblib import Parallel, delayed
+def run_processes(cells: list, tool: str, workers: int | None = None) -> Iterator[tuple]:
+    """Run cells in their own worker processes (loky, as joblib does); killed when the stream closes."""
+    from joblib.externals.loky import ProcessPoolExecutor
 
     n_jobs = min(workers or default_workers(), max(1, len(cells)))
-    by_index = {cell.index: cell for cell in cells}
-    parallel = Parallel(n_jobs=n_jobs, return_as="generator_unordered", batch_size=1, pre_dispatch="2*n_jobs")
-    results = parallel(delayed(indexed_run_cell)(c.index, tool, c.params, c.runs) for c in cells)
+    with _main_script_hidden():
+        executor = ProcessPoolExecutor(max_workers=n_jobs, initializer=worker_init, initargs=(os.getpid(),))
+    futures = {executor.submit(run_cell, tool, c.params, c.runs): c for c in cells}
+    pending = set(futures)
     try:
-        for index, outcome in results:
-            yield by_index[index], outcome
-    except ConfigError:
-        raise
-    except Exception as err:  # noqa: BLE001 - e.g. a worker killed by the OS
-        raise SweepAborted(f"A worker process stopped ({describe_error(err)}); finished cells are saved, "
-                           "rerun the same command to resume.") from None
+        while pending:
+            checkpoint()
+            done, pending = wait(pending, timeout=POLL_SECONDS, return_when=FIRST_COMPLETED)
+            for future in done:
+                try:
+                    outcome = future.result()
+                except Exception as err:  # noqa: BLE001 - e.g. a worker killed by the OS
+                    raise SweepAborted(f"A worker process stopped ({describe_error(err)}); finished cells are "
+                                       "saved, rerun the same command to resume.") from None
+                yield futures[future], outcome
     finally:
-        close = getattr(results, "close", None)
-        if close is not None:
-            close()
+        executor.shutdown(wait=False, kill_workers=True)
 
 
 def connect_dask(scheduler: str | None, workers: int | None):
@@ -116,14 +161,21 @@ def run_dask(cells: list, tool: str, workers: int | None = None, scheduler: str 
     futures = {client.submit(run_cell, tool, cell.params, cell.runs, key=f"dpbo-sweep-{cell.key}-{token}",
                              pure=False): cell for cell in cells}
     try:
-        for future in as_completed(futures, loop=client.loop):
-            cell = futures[future]
-            try:
-                outcome = future.result()
-            except Exception as err:  # noqa: BLE001 - e.g. KilledWorker: record it on the cell
-                outcome = CellOutcome(error=describe_error(err))
-            yield cell, outcome
-            future.release()
+        ready = as_completed(futures, loop=client.loop)
+        while not ready.is_empty():
+            checkpoint()
+            batch = ready.next_batch(block=False)
+            if not batch:
+                time.sleep(POLL_SECONDS)
+                continue
+            for future in batch:
+                cell = futures[future]
+                try:
+                    outcome = future.result()
+                except Exception as err:  # noqa: BLE001 - e.g. KilledWorker: record it on the cell
+                    outcome = CellOutcome(error=describe_error(err))
+                yield cell, outcome
+                future.release()
     finally:
         pending = [f for f in futures if not f.done()]
         if pending:
@@ -136,10 +188,14 @@ def run_dask(cells: list, tool: str, workers: int | None = None, scheduler: str 
 
 def execute(cells: Iterable, tool: str, executor: str = "joblib", *, workers: int | None = None,
             scheduler: str | None = None, client=None) -> Iterator[tuple]:
-    """Run ``cells`` with the chosen executor, yielding ``(cell, CellOutcome)`` as each finishes."""
+    """Run ``cells`` with the chosen executor, yielding ``(cell, CellOutcome)`` as each finishes.
+
+    ``workers`` (local processes) may not exceed the host's DPBO_MAX_WORKERS.
+    """
     check_choice("executor", executor, EXECUTORS)
     if workers is not None:
         check_int("workers", workers, 1, name="number of workers")
+        check_workers(workers)
     if (scheduler or client is not None) and executor != "dask":
         raise ConfigError("A scheduler address needs the dask executor (--executor dask).", "scheduler")
     cells = list(cells)
@@ -148,5 +204,9 @@ def execute(cells: Iterable, tool: str, executor: str = "joblib", *, workers: in
     if executor == "local":
         return run_local(cells, tool)
     if executor == "joblib":
-        return run_joblib(cells, tool, workers)
+        return run_processes(cells, tool, workers)
     return run_dask(cells, tool, workers, scheduler, client)
+
+
+__all__ = ["EXECUTORS", "EXECUTOR_LABELS", "SweepAborted", "connect_dask", "dask_scheduler", "default_workers",
+           "execute", "run_dask", "run_local", "run_processes", "worker_init"]

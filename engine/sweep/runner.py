@@ -10,7 +10,8 @@ from typing import Callable, Iterator
 
 import pandas as pd
 
-from engine.limits import Cost, format_seconds, sweep_cost
+from engine.cache import enforce_limit, in_cache
+from engine.limits import Cost, check_workers, format_seconds, sweep_cost
 from engine.sweep.adapters import get_adapter
 from engine.sweep.cell import TIMING_COLUMNS, cell_rows
 from engine.sweep.executors import default_workers, execute
@@ -189,6 +190,8 @@ def iter_sweep(spec: SweepSpec, out: str | Path, *, executor: str = "joblib", wo
         table = merge_parts(cells, parts)
         if len(table):
             write_table(table, out)
+        if in_cache(out):
+            enforce_limit(Path(out))        # the dashboard keeps its sweeps in the cache
     failures = []
     for cell in cells:
         if cell.key in failed:
@@ -215,11 +218,18 @@ def run_sweep(spec: SweepSpec, out: str | Path, *, executor: str = "joblib", wor
 
 def spec_cost(spec: SweepSpec, *, executor: str = "joblib", workers: int | None = None,
               cells: list[Cell] | None = None) -> Cost:
-    """The estimated cost of running every cell of ``spec`` (for :func:`engine.limits.check`)."""
+    """The estimated cost of running every cell of ``spec`` (for :func:`engine.limits.check`).
+
+    Work the cells share (a real task's table, built once by the driver when it
+    is not cached) is counted once; ``workers`` above the host's
+    DPBO_MAX_WORKERS is refused.
+    """
     adapter = get_adapter(spec.tool)
     cells = spec.cells(adapter) if cells is None else cells
-    workers = 1 if executor == "local" else (workers or default_workers())
-    return sweep_cost([adapter.cost(c.params, c.runs) for c in cells], workers, processes=executor != "local")
+    workers = 1 if executor == "local" else (check_workers(workers) or default_workers())
+    shared = adapter.shared_costs([c.params for c in cells])
+    return sweep_cost([adapter.cost(c.params, c.runs) for c in cells], workers, processes=executor != "local",
+                      shared=shared)
 
 
 def comparable(table: pd.DataFrame) -> pd.DataFrame:

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import math
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Protocol
 
@@ -26,6 +27,10 @@ from engine.sweep.values import derive_seed, format_value, plain, setting_label,
 from engine.validation import ConfigError, check_choice, check_int
 
 COMBINE = ("grid", "one-at-a-time")
+# Bounds that keep a spec finite before anything is priced: the cells are listed (and validated) one by one.
+MAX_CELLS = 2000
+MAX_RUNS = 1000
+MAX_REPLICATES = 100
 ROLES = ("setting", "reference")
 
 
@@ -111,8 +116,8 @@ class SweepSpec:
 
     def __post_init__(self):
         check_choice("combine", self.combine, COMBINE)
-        check_int("runs", self.runs, 1, name="number of runs")
-        check_int("replicates", self.replicates, 1, name="number of seeds per setting")
+        check_int("runs", self.runs, 1, MAX_RUNS, name="number of runs")
+        check_int("replicates", self.replicates, 1, MAX_REPLICATES, name="number of seeds per setting")
         check_int("seed", self.seed, 0)
         # Normalise containers so specs built by hand, from JSON or from the CLI compare equal.
         axes = []
@@ -130,6 +135,13 @@ class SweepSpec:
         names = [n for n, _ in axes]
         if len(set(names)) != len(names):
             raise ConfigError("A parameter is varied twice; give each parameter once.")
+        sizes = [len(values) for _, values in axes]
+        settings = (math.prod(sizes) if self.combine == "grid" else sum(sizes)) if axes else 1
+        cells = (settings + len(self.settings) + len(self.references)) * int(self.replicates)
+        if cells > MAX_CELLS:
+            widest = max(axes, key=lambda axis: len(axis[1]))[0] if axes else "replicates"
+            raise ConfigError(f"This sweep has {cells:,} cells; at most {MAX_CELLS:,} are allowed. "
+                              f"Give fewer values of {widest}.", widest)
         object.__setattr__(self, "axes", tuple(axes))
         object.__setattr__(self, "base", {str(k): plain(v) for k, v in dict(self.base).items()})
         object.__setattr__(self, "settings", tuple(dict(s) for s in self.settings))

@@ -16,15 +16,17 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import time
+import types
 import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+
+from benchmarks.loopback import free_port, image_config, image_environment, start_server, stop_server
 
 ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "test-artifacts" / "screenshots"
@@ -34,10 +36,21 @@ CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-
                  "--disable-dev-shm-usage"]
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
+def _serve(tmp_path_factory, command: list[str], env: dict[str, str], name: str):
+    """Start ``command`` on loopback for a test session; yields (process, url)."""
+    if not Path(CHROMIUM).exists() and not shutil.which("chromium"):
+        pytest.skip(f"Chromium not found at {CHROMIUM} (apt-get install chromium)")
+    log = open(tmp_path_factory.mktemp(name) / "streamlit.log", "w")
+    try:
+        proc, url = start_server(command, env, log)
+    except RuntimeError:
+        log.close()
+        pytest.fail(f"The dashboard ({name}) did not start; see the streamlit log in the pytest tmp folder.")
+    try:
+        yield proc, url
+    finally:
+        stop_server(proc)
+        log.close()
 
 
 @dataclass(frozen=True)
@@ -60,7 +73,7 @@ def running_app(folder: Path, *, env: dict, args=("--server.headless", "true", "
     The cache (``DPBO_CACHE_DIR``) is a fresh folder under ``folder`` unless ``env`` names one.
     """
     need_chromium()
-    port = _free_port()
+    port = free_port()
     env = dict(env)
     env.setdefault("DPBO_CACHE_DIR", str(folder / "cache"))
     log = open(folder / "streamlit.log", "w")
@@ -81,12 +94,23 @@ def running_app(folder: Path, *, env: dict, args=("--server.headless", "true", "
             time.sleep(0.5)
         yield Server(url, Path(env["DPBO_CACHE_DIR"]), env)
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
+        stop_server(proc)
         log.close()
+
+
+@pytest.fixture(scope="session")
+def hosted(tmp_path_factory):
+    """The Docker image's command with the image's environment (hosting mode), on loopback.
+
+    Only the address, the port and this machine's two folders differ from the image, so the image's recipe is
+    what the hosted tests test. Yields a namespace with ``url``, ``pid`` and the ``cache`` folder.
+    """
+    image_env, command = image_config()
+    assert image_env.get("DPBO_HOSTED") == "1" and command[:3] == ["streamlit", "run", "app.py"]
+    cache = tmp_path_factory.mktemp("hosted-cache")
+    env = image_environment(cache)
+    for proc, url in _serve(tmp_path_factory, command, env, "hosted"):
+        yield types.SimpleNamespace(url=url, pid=proc.pid, cache=cache, env=env)
 
 
 @pytest.fixture(scope="session")
@@ -140,18 +164,27 @@ def screenshot(page, name: str) -> Path:
     return path
 
 
-def wait_for_app(page, timeout_ms: int = 60_000) -> None:
-    """Wait until Streamlit has finished running the script (no running indicator).
+# Streamlit's status widget says "Running..." (with the developer toolbar) or shows a running icon (the
+# viewer toolbar of the hosted image) while the script runs; placeholders show skeletons until it draws them.
+BUSY = ("() => { const w = document.querySelector('[data-testid=\"stStatusWidget\"]');"
+        " const running = !!w && (/Running|Stop/.test(w.innerText)"
+        " || !!w.querySelector('[data-testid=\"stStatusWidgetRunningIcon\"]'));"
+        " return running || document.querySelector('[data-testid=\"stSkeleton\"]') !== null; }")
 
-    While a script runs, the status widget shows "Running..." and a Stop
-    button, or, at some widths, only the icon and "Stop": either means the
-    page is still being drawn (a test that reads it then sees half a page).
-    """
+
+# True once the page has not been busy for IDLE_MS in a row (a script starts a moment after a click or a load).
+IDLE_MS = 700
+SETTLED = ("() => { const busy = (" + BUSY + ")(); const now = performance.now();"
+           " if (busy) { window.__dpboIdleSince = undefined; return false; }"
+           " if (window.__dpboIdleSince === undefined) { window.__dpboIdleSince = now; return false; }"
+           f" return now - window.__dpboIdleSince > {IDLE_MS}; }}")
+
+
+def wait_for_app(page, timeout_ms: int = 60_000) -> None:
+    """Wait until Streamlit has finished running the script (no running indicator, no skeletons, for a moment)."""
     page.wait_for_selector("[data-testid='stApp']", timeout=timeout_ms)
-    page.wait_for_function(
-        "() => { const w = document.querySelector('[data-testid=\"stStatusWidget\"]');"
-        " return !w || !/Running|Stop/.test(w.innerText); }",
-        timeout=timeout_ms)
+    page.evaluate("() => { window.__dpboIdleSince = undefined; }")
+    page.wait_for_function(SETTLED, timeout=timeout_ms, polling=100)
 
 
 DOCS_IMAGES = ROOT / "docs" / "images"

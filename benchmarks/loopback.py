@@ -1,0 +1,191 @@
+"""Tools for attacking and measuring a dashboard on loopback, shared by the probe, the load benchmark and the tests.
+
+- :func:`image_config`: the Docker image's environment and command, read from the Dockerfile, so that
+  hosted-mode tests and benchmarks run the image's own recipe;
+- :func:`start_server` / :func:`stop_server`: ``streamlit run`` on a free loopback port;
+- :class:`FakeScheduler`: a loopback socket that only counts connections;
+- :func:`cpu_seconds`, :func:`rss_mb`, :func:`seconds_until_quiet`: a server process tree's use of the machine.
+
+Nothing here listens or connects beyond 127.0.0.1, and every wait is bounded.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import socket
+import subprocess
+import sys
+import threading
+import time
+import urllib.request
+from pathlib import Path
+
+import psutil
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def image_config(dockerfile: Path = ROOT / "Dockerfile") -> tuple[dict[str, str], list[str]]:
+    """The Docker image's environment (its ENV lines) and command (its CMD), read from the Dockerfile."""
+    text = dockerfile.read_text().replace("\\\n", " ")
+    env, command = {}, None
+    for line in text.splitlines():
+        line = line.strip()
+        if line.startswith("ENV "):
+            for item in shlex.split(line[4:]):
+                name, _, value = item.partition("=")
+                env[name] = value
+        elif line.startswith("CMD "):
+            command = json.loads(line[4:])
+    if command is None:
+        raise ValueError("the Dockerfile has no CMD")
+    return env, command
+
+
+def image_environment(cache: str | os.PathLike) -> dict[str, str]:
+    """This process's environment with the image's on top; only this machine's folders replace the image's."""
+    image_env, _ = image_config()
+    return dict(os.environ, **dict(image_env, DPBO_CACHE_DIR=str(cache),
+                                   DPBO_DATA_DIR=os.environ.get("DPBO_DATA_DIR", image_env["DPBO_DATA_DIR"])))
+
+
+def start_server(command: list[str], env: dict[str, str], log, cwd: Path = ROOT,
+                 timeout: float = 90) -> tuple[subprocess.Popen, str]:
+    """Run ``command`` (``streamlit run ...``) on a free loopback port and wait for its health check.
+
+    The command's own address and port options are replaced by 127.0.0.1 and a free port. Returns
+    (process, base URL); raises RuntimeError (after stopping it) when it does not start.
+    """
+    port = free_port()
+    options = {"--server.address": "127.0.0.1", "--server.port": str(port)}
+    argv = [sys.executable, "-m"] + [part for part in command if part.split("=", 1)[0] not in options]
+    argv += [f"{name}={value}" for name, value in options.items()]
+    proc = subprocess.Popen(argv, cwd=cwd, env=env, stdout=log, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.time() + timeout
+    while time.time() < deadline and proc.poll() is None:
+        try:
+            with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as resp:
+                if resp.status == 200:
+                    return proc, url
+        except OSError:
+            time.sleep(0.3)
+    stop_server(proc)
+    raise RuntimeError("the dashboard did not start")
+
+
+def stop_server(proc: subprocess.Popen) -> None:
+    """Stop the server and everything it started."""
+    try:
+        children = psutil.Process(proc.pid).children(recursive=True)
+    except psutil.Error:
+        children = []
+    proc.terminate()
+    try:
+        proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait(timeout=10)
+    for child in children:
+        try:
+            child.kill()
+        except psutil.Error:
+            pass
+
+
+class FakeScheduler:
+    """A loopback socket that only counts who connects (it never answers, so nothing could be unpickled)."""
+
+    def __init__(self):
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(8)
+        self.sock.settimeout(0.2)
+        self.port = self.sock.getsockname()[1]
+        self.connections = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._serve, daemon=True)
+        self._thread.start()
+
+    @property
+    def address(self) -> str:
+        return f"tcp://127.0.0.1:{self.port}"
+
+    def _serve(self) -> None:
+        while not self._stop.is_set():
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                continue
+            self.connections += 1
+            conn.close()
+
+    def close(self) -> None:
+        self._stop.set()
+        self._thread.join(2)
+        self.sock.close()
+
+    def __enter__(self) -> "FakeScheduler":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+def tree(pid: int) -> list[psutil.Process]:
+    try:
+        root = psutil.Process(pid)
+        return [root] + root.children(recursive=True)
+    except psutil.Error:
+        return []
+
+
+def cpu_seconds(pid: int) -> float:
+    """CPU seconds used so far by the process ``pid`` and its children."""
+    total = 0.0
+    for proc in tree(pid):
+        try:
+            times = proc.cpu_times()
+            total += times.user + times.system
+        except psutil.Error:
+            pass
+    return total
+
+
+def rss_mb(pid: int) -> float:
+    """Resident memory of the process ``pid`` and its children, in MB."""
+    total = 0
+    for proc in tree(pid):
+        try:
+            total += proc.memory_info().rss
+        except psutil.Error:
+            pass
+    return total / 2**20
+
+
+def seconds_until_quiet(pid: int, limit: float = 20.0, window: float = 0.2, windows: int = 3,
+                        busy: float = 0.2) -> float:
+    """From now until the tree's CPU use stays below ``busy`` cores for ``windows`` windows in a row
+    (measured to the start of the first quiet window); ``inf`` when not within ``limit`` seconds."""
+    start = time.perf_counter()
+    last, since, quiet = cpu_seconds(pid), None, 0
+    while time.perf_counter() - start < limit:
+        time.sleep(window)
+        now = cpu_seconds(pid)
+        if (now - last) / window < busy:
+            since = time.perf_counter() - window if quiet == 0 else since
+            quiet += 1
+            if quiet >= windows:
+                return since - start
+        else:
+            quiet = 0
+        last = now
+    return float("inf")

@@ -1,0 +1,173 @@
+"""Hosting mode attacked from a browser, on loopback, against the Docker image's own command and environment.
+
+Each test is one finding of the hosting probe (issue 12) replayed the way a visitor would do it; every loop is
+bounded and stops itself. The server's CPU and memory are read with psutil (the server process and its
+children).
+"""
+
+from __future__ import annotations
+
+import urllib.parse
+from pathlib import Path
+
+import pytest
+
+from benchmarks.loopback import FakeScheduler, cpu_seconds, rss_mb, seconds_until_quiet
+from tests.browser.conftest import screenshot, wait_for_app
+
+pytestmark = pytest.mark.browser
+
+OUTSIDE = Path("/tmp/dpbo-hosted-outside")
+DRAWN = "() => document.querySelector(\"[data-testid='stPlotlyChart'] .scatterlayer .trace\") !== null"
+# Two lines (TS and DP-FTS-DE) that compute for tens of seconds, inside the image's limits.
+HEAVY = "agents=300&features=100&iterations=100&runs=4"
+MEMORY_LIMIT_MB = 2048      # the image's DPBO_MAX_MEMORY_MB (default)
+
+
+def assert_no_traceback(page) -> None:
+    assert page.locator("[data-testid='stException']").count() == 0
+    assert "Traceback" not in page.inner_text("body")
+
+
+def test_a_visitor_cannot_make_the_server_connect_to_a_scheduler(hosted, page):
+    fake = FakeScheduler()
+    try:
+        query = urllib.parse.urlencode({"executor": "dask", "scheduler": f"tcp://127.0.0.1:{fake.port}",
+                                        "base": "agents = 5\niterations = 2\nfeatures = 10", "v1": "0.25",
+                                        "p2": "none", "refs": "", "runs": 1, "workers": 1})
+        page.goto(f"{hosted.url}/Tradeoff_explorer?{query}")
+        wait_for_app(page)
+        assert page.get_by_label("scheduler address").count() == 0
+        assert page.get_by_text("Dask: the host's scheduler").count() == 0     # the host configured none
+        page.get_by_role("button", name="Run sweep").click()
+        page.get_by_text("Done:", exact=False).first.wait_for(timeout=90_000)
+        wait_for_app(page)
+        assert_no_traceback(page)
+    finally:
+        fake.close()
+    assert fake.connections == 0
+
+
+def test_no_path_like_setting_writes_outside_the_cache(hosted, page):
+    project = {p for p in Path(__file__).resolve().parents[2].rglob("*") if "test-artifacts" not in p.parts}
+    for path, query in [
+        ("Tradeoff_explorer", {"tool": "hype", "p1": "epsilon", "v1": "1", "p2": "none", "runs": 1,
+                               "base": f"mode = data\nclients = 20\nrepetitions = 50\ncache_dir = {OUTSIDE}"}),
+        ("Tradeoff_explorer", {"p1": "q", "v1": "0.25", "p2": "none", "runs": 1, "refs": "",
+                               "base": f"dataset = landmine\nagents = 5\ndata_dir = {OUTSIDE}/etc"}),
+        ("Federated_BO", {"data_dir": str(OUTSIDE), "cache_dir": str(OUTSIDE), "out": str(OUTSIDE)}),
+        ("DP_HYPE", {"mode": "data", "cache_dir": str(OUTSIDE)}),
+    ]:
+        page.goto(f"{hosted.url}/{path}?{urllib.parse.urlencode(query)}")
+        wait_for_app(page)
+        assert_no_traceback(page)
+        if path == "Tradeoff_explorer":
+            page.get_by_text("has no setting", exact=False).first.wait_for()
+            assert page.get_by_role("button", name="Run sweep").is_disabled()
+        elif path == "Federated_BO":
+            page.get_by_role("button", name="Run", exact=True).click()
+            page.get_by_text("Finished", exact=False).first.wait_for(timeout=120_000)
+    assert not OUTSIDE.exists()
+    created = {p for p in Path(__file__).resolve().parents[2].rglob("*") if "test-artifacts" not in p.parts} - project
+    assert not [p for p in created if "__pycache__" not in p.parts and p.suffix != ".pyc"]
+
+
+def run_then(page, hosted, action) -> tuple[float, float]:
+    """Start the heavy run, let it compute, do ``action``; returns (seconds until the CPU is quiet, RSS growth)."""
+    base = rss_mb(hosted.pid)
+    page.goto(f"{hosted.url}/Federated_BO?{HEAVY}")
+    wait_for_app(page)
+    run = page.get_by_role("button", name="Run", exact=True)
+    assert run.is_enabled()
+    run.click()
+    page.wait_for_function(DRAWN, timeout=120_000, polling=100)
+    page.wait_for_timeout(1500)
+    assert cpu_seconds(hosted.pid) > 0
+    peak = rss_mb(hosted.pid) - base
+    action()
+    quiet = seconds_until_quiet(hosted.pid)
+    return quiet, max(peak, rss_mb(hosted.pid) - base)
+
+
+def test_stop_ends_the_work_within_a_second(hosted, page):
+    def stop():
+        page.locator("[data-testid='stMain']").get_by_role("button", name="Stop", exact=True).click()
+
+    quiet, growth = run_then(page, hosted, stop)
+    print(f"stop: quiet after {quiet:.2f} s, RSS growth {growth:.0f} MB")
+    assert quiet < 1.0, quiet
+    assert growth < MEMORY_LIMIT_MB
+    page.get_by_text("the charts show the iterations that finished").first.wait_for(timeout=20_000)
+    assert_no_traceback(page)
+    screenshot(page, "hosted_fbo_stopped")
+
+
+def test_closing_the_tab_ends_the_work_within_a_second(hosted, browser):
+    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    page = context.new_page()
+    try:
+        quiet, growth = run_then(page, hosted, page.close)
+    finally:
+        context.close()
+    print(f"tab close: quiet after {quiet:.2f} s, RSS growth {growth:.0f} MB")
+    assert quiet < 1.0, quiet
+    assert growth < MEMORY_LIMIT_MB
+
+
+def test_no_session_sees_another_sessions_results(hosted, browser):
+    first, second = (browser.new_context(viewport={"width": 1400, "height": 1000}) for _ in range(2))
+    try:
+        a, b = first.new_page(), second.new_page()
+        a.goto(f"{hosted.url}/DP_HYPE?repetitions=300")
+        wait_for_app(a)
+        a.get_by_role("button", name="Run", exact=True).click()
+        a.get_by_text("300 votes of 250 clients", exact=False).first.wait_for(timeout=60_000)
+        b.goto(f"{hosted.url}/DP_HYPE")
+        wait_for_app(b)
+        assert b.get_by_text("votes of 250 clients", exact=False).count() == 0
+        assert b.get_by_text("good candidate chosen").count() == 0
+    finally:
+        first.close()
+        second.close()
+
+
+def test_an_upload_above_the_limit_is_refused_at_once(hosted, page, tmp_path):
+    big = tmp_path / "big.csv"
+    with open(big, "w") as handle:
+        handle.write("setting,utility,privacy_loss\n")
+        line = "q=0.25,0.5,1.0\n" * 1000
+        while handle.tell() < 21 * 2**20:
+            handle.write(line)
+    page.goto(f"{hosted.url}/Tradeoff_explorer")
+    wait_for_app(page)
+    page.get_by_role("tab", name="Open a saved sweep table").click()
+    page.locator("[data-testid='stFileUploaderDropzoneInput']").set_input_files(str(big))
+    page.get_by_text("20", exact=False).filter(has_text="MB").first.wait_for(timeout=20_000)
+    assert seconds_until_quiet(hosted.pid, limit=10.0) < 1.0
+    assert_no_traceback(page)
+
+
+def test_a_long_accounting_ends_with_the_tab(hosted, browser):
+    # The probe's /Privacy_accountant?steps=100000 kept a core busy for over 20 minutes after the tab closed.
+    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    page = context.new_page()
+    try:
+        page.goto(f"{hosted.url}/Privacy_accountant?steps=100000")
+        page.wait_for_timeout(1500)
+        page.close()
+        quiet = seconds_until_quiet(hosted.pid)
+    finally:
+        context.close()
+    print(f"accountant tab close: quiet after {quiet:.2f} s")
+    assert quiet < 1.0, quiet
+
+
+def test_every_page_answers_extreme_links_with_sentences(hosted, page):
+    extreme = {"agents": "1e999", "z": "1e-200", "q": "1e-300", "sigma": "1e308", "epsilon": "1e-300",
+               "workers": "64", "iterations": "-1", "runs": "nan"}
+    for path in ["", "Federated_BO", "Teaching_view", "Privacy_accountant", "DP_HYPE", "PO_GP_UCB",
+                 "Tradeoff_explorer"]:
+        page.goto(f"{hosted.url}/{path}?{urllib.parse.urlencode(extreme)}")
+        wait_for_app(page, timeout_ms=90_000)
+        assert_no_traceback(page)
+        screenshot(page, f"hosted_{path or 'home'}")

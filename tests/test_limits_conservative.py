@@ -1,0 +1,47 @@
+"""The cost model is conservative: on a spread of small configurations of every tool, what engine.limits
+estimates before a run is at least the CPU time and the peak memory the run then takes.
+
+Each case runs in its own process (benchmarks.bench_limits.measure: CPU time of the process, peak resident
+size above the size after the imports), two at a time. CPU time belongs to the process, so a busy machine
+hardly moves it; the estimates' constants are measured figures rounded up (python -m benchmarks.bench_limits
+shows them 1.3 to 3 times above these runs), which is the margin this test relies on.
+"""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+
+from benchmarks.bench_limits import estimate, measure
+
+CASES = [
+    ("fbo", dict(agents=50, iterations=30, runs=3)),
+    ("fbo", dict(agents=100, iterations=5, runs=1, n_init=500)),
+    ("fbo", dict(agents=20, iterations=20, runs=2, own_sampler="pathwise", refit_every=5)),
+    ("fbo", dict(agents=40, iterations=20, runs=2, features=200, accountant="pld")),
+    ("teaching", dict(agents=3000, P=2, t=3, q=0.5, z=1.0, S=11.0, seed=0)),
+    ("accountant", dict(steps=200, accountants=["ma", "rdp", "pld"])),
+    ("accountant", dict(steps=30, accountants=["pld"], z=0.3)),
+    ("hype", dict(repetitions=500, candidates=300)),
+    ("hype", dict(mode="data", dataset="wine", clients=30, repetitions=300)),
+    ("pogpucb", dict(runs=3, iterations=40)),
+    ("upload", dict(rows=20_000)),
+    ("sweep", dict(tool="hype", base=dict(repetitions=200), axes=[["epsilon", [0.5, 1.0]]], runs=2)),
+]
+
+
+@pytest.fixture(scope="module")
+def measured(tmp_path_factory):
+    cache = str(tmp_path_factory.mktemp("limits-cache"))
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        return list(pool.map(lambda case: measure(*case, env={"DPBO_CACHE_DIR": cache}), CASES))
+
+
+@pytest.mark.parametrize("index", range(len(CASES)), ids=[f"{tool}-{i}" for i, (tool, _) in enumerate(CASES)])
+def test_the_estimate_is_at_least_what_the_run_takes(measured, index):
+    tool, kw = CASES[index]
+    cost = estimate(tool, kw)
+    run = measured[index]
+    assert cost.seconds >= run["cpu_seconds"], (tool, kw, cost.seconds, run)
+    assert cost.memory_mb >= run["peak_mb"], (tool, kw, cost.memory_mb, run)
