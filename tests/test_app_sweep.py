@@ -93,7 +93,7 @@ def test_the_landmine_preset_loads_fig3a_and_says_when_the_data_is_missing(app, 
     assert app.selectbox(key="sw_p2").value == "q"
     assert app.radio(key="sw_combine").value == "one-at-a-time"
     assert app.multiselect(key="sw_refs").value == ["ts", "fts", "fts-de"]
-    assert "9 settings + 3 references = 12 cells x 10 runs" in app.caption[0].value
+    assert "9 settings + 3 references = 12 cells x 5 runs" in app.caption[0].value
     # Checked before Run (issue 13, item 2): Run is off and the main area says where the file goes.
     assert app.button(key="sw_run").disabled
     assert any(str(tmp_path / "no-data" / "landmine" / "LandmineData.mat") in w.value for w in app.warning)
