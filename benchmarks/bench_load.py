@@ -159,7 +159,8 @@ async def measure(url: str, heavy: int, light: int, rounds: int, spread: float) 
             queued += await session["page"].get_by_text("Waiting for a free place").count() > 0
         shots = ROOT / "test-artifacts" / "screenshots"
         shots.mkdir(parents=True, exist_ok=True)
-        await heavies[-1]["page"].screenshot(path=str(shots / "load_queued_run.png"))
+        if heavies:
+            await heavies[-1]["page"].screenshot(path=str(shots / "load_queued_run.png"))
         for session in heavies:
             await session["context"].close()
         await browser.close()

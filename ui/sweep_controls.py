@@ -38,9 +38,10 @@ CUSTOM = "custom"
 DEFAULT_BASE = dict(algorithm="dp-fts-de", dataset="synthetic", agents=50, iterations=30)
 
 # What a custom sweep of each tool starts from (seconds here). The federated BO default was measured
-# (docs/benchmarks.md, "Trade-off explorer defaults"): at 60 runs every neighbouring pair of this grid is
-# ordered as privacy predicts, each by more than two standard errors of its paired difference, over three
-# sweep seeds; the former q = 0.15, 0.25, 0.5 x z = 1, 1.5 at 3 runs differed by less than its error bars.
+# (docs/benchmarks.md, "Trade-off explorer defaults"; python -m benchmarks.bench_tradeoff_defaults): at 60
+# runs every neighbouring pair of this grid is ordered as privacy predicts over three sweep seeds, 17 of the
+# 21 pairs by more than one standard error of the paired difference (agents' own GPs); the former
+# q = 0.15, 0.25, 0.5 x z = 1, 1.5 at 3 runs differed by less than its error bars.
 FBO_RUNS = 60
 TOOL_DEFAULTS = {
     "fbo": dict(base=format_lines(DEFAULT_BASE), p1="q", v1="0.25, 0.5, 1", p2="z", v2="1, 2", refs=["ts"],
