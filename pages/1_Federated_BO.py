@@ -80,11 +80,7 @@ if config_error is None:
     data = data_status(first.dataset)   # before Run: a missing file turns Run off
     if first.dataset == "synthetic":
         # Cheap (a GP draw on 1000 points) and shared: build it now so pressing Run starts computing at once.
-        try:
-            cached_objective(first.dataset, first.agents, first.alpha, first.objective_seed, first.domain)
-        except ConfigError as err:      # e.g. alpha above 1 from a link: a sentence under its control
-            config_error = err
-            slots.show(err)
+        cached_objective(first.dataset, first.agents, first.alpha, first.objective_seed, first.domain)
 unavailable = data is not None and not data.available
 
 run_clicked, (message_col,) = run_buttons("fbo", disabled=config_error is not None or unavailable)

@@ -109,7 +109,10 @@ class FboConfig:
         check_int("n_init", self.n_init, 1, name="number of initial points")
         check_choice("fts_variant", self.fts_variant, FTS_VARIANTS, name="FTS variant")
         if self.alpha is not None:
-            check_range("alpha", self.alpha, 0, None, name="heterogeneity alpha")
+            # On synthetic alpha mixes each agent's own function with the shared one (a weight in [0, 1]);
+            # on the real tasks it is a Dirichlet concentration (any positive number).
+            check_range("alpha", self.alpha, 0, 1 if self.dataset == "synthetic" else None,
+                        name="heterogeneity alpha")
         check_choice("domain", self.domain, ("table", "continuous"))
         check_int("runs", self.runs, 1, name="number of runs")
         check_int("seed", self.seed, 0)
