@@ -15,6 +15,7 @@ import numpy as np
 from scipy.linalg import cho_solve, cholesky, lapack
 
 from engine.blas import single_threaded_blas
+from engine.cancel import checkpoint
 
 
 @dataclass(frozen=True)
@@ -147,6 +148,7 @@ def _fit_isotropic(X, y, lengthscale_guess, noise_floor, n_lengthscales) -> SEHy
     log_g = np.linspace(np.log(noise_floor), np.log(10.0), 300)
 
     def best_for(log_l: float):
+        checkpoint()    # a few dozen eigendecompositions of up to a second together on the larger tasks
         lam, Q = np.linalg.eigh(np.exp(-0.5 * d2 / np.exp(2 * log_l)))
         nll, s2 = _profile_nll(np.clip(lam, 0.0, None), (Q.T @ y) ** 2, log_g)
         i = int(np.argmin(nll))
