@@ -36,7 +36,8 @@ CHECKPOINTS = (0, 10, 30, 60)
 
 
 def _build_tables(names, jobs):
-    from engine.objectives.tables import build_table, make_task
+    from engine.objectives.builds import build_table
+    from engine.objectives.registry import make_task
 
     out = {}
     for name in names:

@@ -11,7 +11,7 @@ past its deadline. Outside such a block a checkpoint is one context-variable
 lookup, so the CLI and library callers pay nothing.
 
 The token travels in a :class:`contextvars.ContextVar` (like
-``engine.objectives.tables.report_progress``), so no engine signature has to
+``engine.objectives.builds.report_progress``), so no engine signature has to
 carry it; :func:`work_slices` splits one large vectorised operation into
 chunks with a checkpoint between them.
 """

@@ -8,8 +8,9 @@ import time
 import numpy as np
 import pytest
 
-from engine.objectives.builds import BuildRegistry
-from engine.objectives.tables import Task, build_table, start_table_build, table_build, table_state
+from engine.objectives.builds import BuildRegistry, build_table, start_table_build, table_build
+from engine.objectives.store import table_state
+from engine.objectives.tasks import Task
 
 
 def test_a_second_caller_waits_for_the_same_build():

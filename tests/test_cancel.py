@@ -131,7 +131,8 @@ def _pld_calibration(tmp_path):
 
 
 def _table_build(tmp_path):
-    from engine.objectives.tables import build_table, make_task
+    from engine.objectives.builds import build_table
+    from engine.objectives.registry import make_task
 
     task = make_task("digits-svm", n_agents=3, seed=7)
     return lambda: build_table(task, n_jobs=1, directory=tmp_path)

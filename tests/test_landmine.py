@@ -13,8 +13,9 @@ import pytest
 from engine.cli import main
 from engine.objectives import DatasetUnavailable, build_objective
 from engine.objectives import landmine
+from engine.objectives.builds import build_table
 from engine.objectives.datasets import LANDMINE_SHA256, fetch_landmine, file_sha256, load_landmine
-from engine.objectives.tables import build_table, grid_candidates
+from engine.objectives.tasks import grid_candidates
 from engine.validation import ConfigError
 
 pytestmark = pytest.mark.landmine
@@ -92,7 +93,7 @@ def test_hyperparameters_map_linearly_as_in_the_authors_code(data_dir):
     np.testing.assert_allclose(hp["C"], [1e-4, 10.0, 1e-4, 10.0, 1e-4 + 0.5 * (10 - 1e-4)], rtol=1e-12)
     np.testing.assert_allclose(hp["gamma"], [1e-2, 10.0, 10.0, 1e-2, 1e-2 + 0.25 * (10 - 1e-2)], rtol=1e-12)
     # A table built on the old log-scale map (or another split) has another cache key: never trusted.
-    from engine.objectives.tables import table_path
+    from engine.objectives.store import table_path
 
     log_task = landmine.make_task(n_agents=1, data_dir=data_dir)
     object.__setattr__(log_task, "scale", "log10")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from engine.objectives.tables import grid_candidates
+from engine.objectives.tasks import grid_candidates
 from engine.surrogate import OwnGp, PointCandidates, SeHyperparameters, candidate_set, fit_hyperparameters
 from engine.surrogate.gp import negative_log_likelihood, squared_distances
 from engine.surrogate.linalg import append_inverse, cho_solve, safe_cholesky

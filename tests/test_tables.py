@@ -9,18 +9,13 @@ import numpy as np
 import pytest
 
 from engine.cli import main
-from engine.objectives import breast_cancer_lr, digits_svm
-from engine.objectives.tables import (
-    Task,
-    build_table,
-    cached_tables,
-    grid_candidates,
-    load_table,
-    report_progress,
-    table_objective,
-    table_path,
-    table_state,
-)
+from engine.objectives import breast_cancer_lr, build_objective, digits_svm
+from engine.objectives.builds import build_table, report_progress
+from engine.objectives.registry import check_split, make_task
+from engine.objectives.store import cached_tables, load_table, table_path, table_state
+from engine.objectives.task_objective import table_objective
+from engine.objectives.tasks import Task, grid_candidates
+from engine.validation import ConfigError
 
 
 @pytest.fixture(autouse=True)
@@ -177,3 +172,15 @@ def test_cli_builds_reports_and_lists_tables(cache, capsys):
     assert status["cache_dir"] == str(cache)
     assert {d["name"] for d in status["datasets"]} >= {"landmine", "digits-svm", "breast-cancer-lr"}
     assert cached_tables(cache) == status["tables"]
+
+
+def test_a_data_split_applies_to_landmine_only():
+    check_split("landmine", "seeded")
+    check_split("digits-svm", None)
+    refusals = (lambda: check_split("digits-svm", "seeded"), lambda: make_task("breast-cancer-lr", split="authors"),
+                lambda: build_objective("synthetic", split="authors"))
+    for refuse in refusals:
+        with pytest.raises(ConfigError) as err:
+            refuse()
+        assert err.value.field == "split"
+        assert str(err.value) == "The data split option applies to the landmine task only."

@@ -7,8 +7,9 @@ import pytest
 
 from engine.objectives import build_objective
 from engine.objectives import breast_cancer_lr, digits_svm, rbf_svm
+from engine.objectives.builds import build_table
 from engine.objectives.datasets import dirichlet_label_partition, stratified_half_split
-from engine.objectives.tables import build_table, grid_candidates
+from engine.objectives.tasks import grid_candidates
 from engine.validation import ConfigError
 
 

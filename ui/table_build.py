@@ -2,7 +2,7 @@
 
 The first run on a task with a table (landmine, digits, breast cancer) must
 score every agent on the candidate grid once (landmine: about 20 s). The page
-starts that build in the background (:func:`engine.objectives.tables.start_table_build`),
+starts that build in the background (:func:`engine.objectives.builds.start_table_build`),
 shows its progress and the time left in the main area while the page stays
 usable, and starts the run the visitor asked for once the table is ready. A
 second visitor asking for the same table joins the same build (the engine's
@@ -14,8 +14,9 @@ from __future__ import annotations
 import streamlit as st
 
 from engine.objectives.base import DataStatus
-from engine.objectives.builds import Build
-from engine.objectives.tables import TABLE_TASKS, make_task, start_table_build, table_build, table_state
+from engine.objectives.builds import Build, start_table_build, table_build
+from engine.objectives.registry import TABLE_TASKS, make_task
+from engine.objectives.store import table_state
 from engine.paths import data_dir
 from engine.limits import format_seconds
 

@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import sys
 
+from engine.objectives.builds import build_table
 from engine.objectives.datasets import LANDMINE_URL, check_landmine_file, fetch_landmine
-from engine.objectives.registry import DATASETS, data_status, dataset_label
-from engine.objectives.tables import TABLE_TASKS, build_table, cached_tables, make_task
+from engine.objectives.registry import DATASETS, TABLE_TASKS, data_status, dataset_label, make_task
+from engine.objectives.store import cached_tables
 from engine.paths import DATA_DIR_ORDER, cache_dir, data_dir, data_dir_source
 from engine.validation import ConfigError
 

@@ -24,8 +24,8 @@ import numpy as np
 from engine.fbo.config import FboConfig
 from engine.limits import Cost, fbo_cost, objective_cost
 from engine.objectives.base import DatasetUnavailable, Objective
-from engine.objectives.registry import default_agents
-from engine.objectives.tables import make_task, table_path
+from engine.objectives.registry import default_agents, make_task
+from engine.objectives.store import table_path
 from engine.privacy import calibrate_z, default_delta, epsilon, epsilon_curve
 from engine.privacy.accountants import budget_releases
 from engine.validation import ConfigError

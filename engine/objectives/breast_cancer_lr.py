@@ -33,7 +33,8 @@ import numpy as np
 
 from engine.cancel import checkpoint
 from engine.objectives.datasets import SplitData, agent_splits, array_digest
-from engine.objectives.tables import Task, log_scale, objective_for
+from engine.objectives.task_objective import objective_for
+from engine.objectives.tasks import Task, log_scale
 from engine.validation import check_int, check_positive
 
 BATCH_RANGE = (4.0, 32.0)

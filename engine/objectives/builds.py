@@ -1,26 +1,46 @@
-"""One build per table at a time in this process, with its progress readable by anyone who asks.
+"""Running table builds: one build per table at a time in this process, its progress readable by anyone.
 
 Building an objective table takes seconds to tens of seconds (landmine: about
-20 s on two cores). When a second caller (another visitor of the dashboard,
-a sweep preparing its cells) asks for a table that is already being built,
-it must wait for that build instead of starting its own: two builds of the
-same table would double the work and race on the same files.
+20 s on two cores): every agent is evaluated once on the task's candidate
+grid (in parallel, one job per agent, with a ``(done, total)`` progress
+callback) and runs read scores from the table. :func:`build_table` reads a
+finished table or computes the missing rows and stores them
+(:mod:`engine.objectives.store`); :func:`start_table_build` does the same in
+the background.
 
-:class:`BuildRegistry` keys builds by the table's cache path. ``start``
-launches a build in a background thread (so a page that asked for it stays
-usable and can poll :meth:`Build.snapshot`), ``run`` builds in the calling
-thread unless the same build is already under way, in which case it waits
-for that one. The process-wide registry is :data:`BUILDS`.
+When a second caller (another visitor of the dashboard, a sweep preparing its
+cells) asks for a table that is already being built, it must wait for that
+build instead of starting its own: two builds of the same table would double
+the work and race on the same files. :class:`BuildRegistry` keys builds by
+the table's cache path. ``start`` launches a build in a background thread (so
+a page that asked for it stays usable and can poll :meth:`Build.snapshot`),
+``run`` builds in the calling thread unless the same build is already under
+way, in which case it waits for that one. The process-wide registry is
+:data:`BUILDS`.
 """
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
+import os
 import threading
 import time
 from dataclasses import dataclass
-from typing import Any, Callable
+from pathlib import Path
+from typing import Any, Callable, Iterator
+
+import numpy as np
+
+from engine.cancel import checkpoint
+from engine.objectives.store import grid_size, load_row, load_table, save_row, save_table, table_path
+from engine.objectives.tasks import Task, grid_candidates
+from engine.validation import check_int
+
+SMALL_BUILD = 20_000  # agent x candidate scores below which a build runs in this process
 
 Progress = Callable[[int, int], None]
+_PROGRESS: contextvars.ContextVar[Progress | None] = contextvars.ContextVar("table_progress", default=None)
 
 
 @dataclass(frozen=True)
@@ -174,3 +194,144 @@ class BuildRegistry:
 
 # Every build of this process goes through this registry, so two callers never build the same table twice.
 BUILDS = BuildRegistry()
+
+
+# --------------------------------------------------------------------------- objective tables
+
+@dataclass(frozen=True)
+class TableBuild:
+    """A finished table and how it was obtained."""
+
+    values: np.ndarray        # N x C scores
+    candidates: np.ndarray    # C x D points in [0, 1]^D
+    path: Path
+    seconds: float            # wall time of this call
+    from_cache: bool          # True: computed nothing (read a finished table, or joined another caller's build)
+    resumed: int              # agent rows taken from an interrupted earlier build
+
+
+def _score_agent(task: Task, agent: int, candidates: np.ndarray) -> tuple[int, np.ndarray]:
+    return agent, np.asarray(task.score(agent, candidates), dtype=float)
+
+
+@contextlib.contextmanager
+def report_progress(callback: Progress | None) -> Iterator[None]:
+    """Within this block, table builds that get no explicit callback report to ``callback``.
+
+    Lets a page show a progress bar for a table built deep inside
+    ``build_objective`` or a simulation, without threading the callback through.
+    """
+    token = _PROGRESS.set(callback)
+    try:
+        yield
+    finally:
+        _PROGRESS.reset(token)
+
+
+def build_table(task: Task, grid: int | None = None, *, n_jobs: int | None = None,
+                progress: Progress | None = None, directory=None) -> TableBuild:
+    """Every agent's score on the candidate grid: read from the cache, or computed and stored.
+
+    A build of the same table already under way in this process (another
+    visitor, a background build started by :func:`start_table_build`) is
+    joined, not repeated: this call then waits for it and reports its progress.
+
+    Parameters
+    ----------
+    task : Task
+    grid : int, optional
+        Points per axis (``grid**dim`` candidates); default ``task.default_grid``.
+    n_jobs : int, optional
+        Worker processes (joblib, at most one per missing agent); default: all
+        cores, or this process alone for builds under ``SMALL_BUILD`` scores.
+    progress : callable, optional
+        Called as ``progress(done, total)`` in agent rows, first with the rows
+        already available, then after each finished row. Default: the callback
+        set by :func:`report_progress`, if any.
+    directory : path, optional
+        Cache directory; default :func:`engine.paths.cache_dir` (``DPBO_CACHE_DIR``).
+    """
+    started = time.perf_counter()
+    size = grid_size(task, grid)
+    progress = progress or _PROGRESS.get()
+    path = table_path(task, size, directory)
+    candidates = grid_candidates(task.dim, size)
+    values = load_table(task, size, directory)
+    if values is not None:
+        if progress:
+            progress(task.n_agents, task.n_agents)
+        return TableBuild(values, candidates, path, time.perf_counter() - started, True, 0)
+    (values, resumed), joined = BUILDS.run(
+        str(path), lambda report: _compute_table(task, size, path, n_jobs, report), label=_build_label(task),
+        progress=progress)
+    return TableBuild(values, candidates, path, time.perf_counter() - started, joined, 0 if joined else resumed)
+
+
+def _build_label(task: Task) -> str:
+    return f"the {task.name} objective table ({task.n_agents} agents)"
+
+
+def start_table_build(task: Task, grid: int | None = None, *, n_jobs: int | None = None,
+                      directory=None) -> Build | None:
+    """Build ``task``'s table in the background (joining a build under way); None when it is ready.
+
+    The returned :class:`Build` reports progress
+    (``snapshot()``: rows done, seconds left) to anyone polling it, e.g. a page
+    that stays usable while the table is built.
+    """
+    size = grid_size(task, grid)
+    if load_table(task, size, directory) is not None:
+        return None
+    path = table_path(task, size, directory)
+    return BUILDS.start(str(path), lambda report: _compute_table(task, size, path, n_jobs, report),
+                        label=_build_label(task))
+
+
+def table_build(task: Task, grid: int | None = None, directory=None) -> Build | None:
+    """The build of ``task``'s table under way in this process, if any (nothing is started)."""
+    return BUILDS.get(str(table_path(task, grid_size(task, grid), directory)))
+
+
+def _compute_table(task: Task, size: int, path: Path, n_jobs: int | None,
+                   progress: Progress) -> tuple[np.ndarray, int]:
+    """Score every missing agent row, store rows and table atomically; returns (values, rows resumed)."""
+    candidates = grid_candidates(task.dim, size)
+    total = task.n_agents
+    rows: dict[int, np.ndarray] = {}
+    for agent in range(total):
+        row = load_row(path, agent, len(candidates))
+        if row is not None:
+            rows[agent] = row
+    resumed = len(rows)
+    progress(len(rows), total)
+    missing = [agent for agent in range(total) if agent not in rows]
+    if missing:
+        if n_jobs is None:
+            # Starting worker processes costs seconds (each imports scikit-learn): not worth it for small tables.
+            small = len(missing) * len(candidates) < SMALL_BUILD
+            n_jobs = 1 if small else (os.cpu_count() or 1)
+        jobs = min(len(missing), check_int("jobs", n_jobs, 1, name="number of jobs"))
+        if jobs <= 1:
+            results = (_score_agent(task, agent, candidates) for agent in missing)
+        else:
+            from joblib import Parallel, delayed
+
+            results = Parallel(n_jobs=jobs, return_as="generator_unordered")(
+                delayed(_score_agent)(task, agent, candidates) for agent in missing)
+        try:
+            for agent, row in results:
+                if row.shape != (len(candidates),) or not np.all(np.isfinite(row)):
+                    raise RuntimeError(f"{task.name}: agent {agent} produced {row.shape} scores with non-finite "
+                                       f"values; expected {len(candidates)} finite scores.")
+                save_row(path, agent, row)
+                rows[agent] = row
+                if progress:
+                    progress(len(rows), total)
+                checkpoint()    # a stopped build keeps its finished rows for the next one
+        finally:
+            close = getattr(results, "close", None)
+            if close is not None:
+                close()
+    values = np.stack([rows[agent] for agent in range(total)])
+    save_table(task, size, path, values, candidates)
+    return values, resumed

@@ -20,7 +20,7 @@ import numpy as np
 
 from engine.objectives.datasets import agent_splits, array_digest
 from engine.objectives.rbf_svm import RbfSvmTask
-from engine.objectives.tables import objective_for
+from engine.objectives.task_objective import objective_for
 from engine.validation import check_int, check_positive
 
 C_RANGE = (1e-2, 1e3)

@@ -30,7 +30,7 @@ from engine.objectives.base import DataStatus, DatasetUnavailable
 from engine.objectives.datasets import (LANDMINE_FIELDS, LANDMINE_SHA256, LANDMINE_URL, SplitData,
                                         check_landmine_file, landmine_path, load_landmine, stratified_half_split)
 from engine.objectives.rbf_svm import RbfSvmTask
-from engine.objectives.tables import objective_for
+from engine.objectives.task_objective import objective_for
 from engine.validation import ConfigError, check_choice, check_int
 
 C_RANGE = (1e-4, 10.0)

@@ -17,7 +17,7 @@ import numpy as np
 
 from engine.cancel import checkpoint
 from engine.objectives.datasets import SplitData
-from engine.objectives.tables import Task, linear_scale, log_scale
+from engine.objectives.tasks import Task, linear_scale, log_scale
 from engine.validation import check_choice
 
 

@@ -8,9 +8,13 @@ is missing never breaks the others.
 from __future__ import annotations
 
 import importlib
+from typing import TYPE_CHECKING
 
 from engine.objectives.base import DataStatus
 from engine.validation import ConfigError, check_choice
+
+if TYPE_CHECKING:
+    from engine.objectives.tasks import Task
 
 # name -> (module, human label)
 DATASETS = {
@@ -19,6 +23,16 @@ DATASETS = {
     "digits-svm": ("engine.objectives.digits_svm", "Digits: RBF SVM per agent, Dirichlet label split"),
     "breast-cancer-lr": ("engine.objectives.breast_cancer_lr", "Breast cancer: SGD logistic regression per agent"),
 }
+
+
+# Tasks with a discrete candidate table (their module defines ``make_task``).
+TABLE_TASKS = ("landmine", "digits-svm", "breast-cancer-lr")
+
+
+def check_split(dataset: str, split: str | None) -> None:
+    """Refuse a data split for any data set but landmine (the only one whose split can be chosen)."""
+    if split is not None and dataset != "landmine":
+        raise ConfigError("The data split option applies to the landmine task only.", "split")
 
 
 def dataset_label(name: str) -> str:
@@ -54,10 +68,18 @@ def build_objective(name: str, *, n_agents: int | None = None, alpha: float | No
     """
     check_choice("dataset", name, DATASETS)
     check_choice("domain", domain, ("table", "continuous"))
-    options = {}
-    if split is not None:
-        if name != "landmine":
-            raise ConfigError("The data split option applies to the landmine task only.", "split")
-        options["split"] = split
+    check_split(name, split)
+    options = {} if split is None else {"split": split}
     module = importlib.import_module(DATASETS[name][0])
     return module.build(n_agents=n_agents, alpha=alpha, seed=seed, data_dir=data_dir, domain=domain, **options)
+
+
+def make_task(name: str, *, n_agents: int | None = None, alpha: float | None = None, seed: int = 0,
+              data_dir=None, split: str | None = None) -> Task:
+    """The :class:`~engine.objectives.tasks.Task` behind the data set ``name`` (one of :data:`TABLE_TASKS`);
+    ``split`` is the landmine data split (see :func:`build_objective`)."""
+    check_choice("dataset", name, TABLE_TASKS)
+    check_split(name, split)
+    options = {} if split is None else {"split": split}
+    module = importlib.import_module(DATASETS[name][0])
+    return module.make_task(n_agents=n_agents, alpha=alpha, seed=seed, data_dir=data_dir, **options)

@@ -1,0 +1,65 @@
+"""Hyperparameter-tuning tasks: agents scoring points of the unit box, and the maps from it to real ranges.
+
+A :class:`Task` is what a data set module defines: ``n_agents`` agents, each
+scoring points of [0, 1]^dim by training a model. The grid its table is
+built on is :func:`grid_candidates`; :func:`linear_scale` and
+:func:`log_scale` turn a coordinate of the box into a hyperparameter value.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+
+import numpy as np
+
+
+class Task(ABC):
+    """A hyperparameter-tuning task: ``n_agents`` agents each scoring points of [0, 1]^dim.
+
+    Subclasses set the attributes below and implement :meth:`definition` and
+    :meth:`score`. Scores are deterministic and higher is better; the metric
+    reported by the engine is ``1 - best score so far``.
+    """
+
+    name: str
+    dim: int
+    n_agents: int
+    default_grid: int
+    metric_label: str
+    lengthscale: float
+    noise_var: float
+    noise_std: float = 0.0
+    summary: str = ""
+    own_gp_prior: tuple = (1.0, 0.1, 1e-6)   # see engine.objectives.base.Objective
+    own_refit_every: int = 5
+
+    @abstractmethod
+    def definition(self) -> dict:
+        """Everything that fixes the scores, as JSON-able values (the table's cache key)."""
+
+    @abstractmethod
+    def score(self, agent: int, points: np.ndarray) -> np.ndarray:
+        """Scores of ``agent`` at ``points`` (K, dim) in [0, 1]^dim, shape (K,).
+
+        Must not depend on which other points are scored in the same call, so a
+        table row equals training at each point on its own.
+        """
+
+
+def grid_candidates(dim: int, size: int) -> np.ndarray:
+    """The ``size**dim`` points of a regular grid on [0, 1]^dim, last axis varying fastest."""
+    axis = np.linspace(0.0, 1.0, size)
+    mesh = np.meshgrid(*([axis] * dim), indexing="ij")
+    return np.stack([m.ravel() for m in mesh], axis=1)
+
+
+def linear_scale(unit: np.ndarray, low: float, high: float) -> np.ndarray:
+    """Map [0, 1] to [low, high] linearly (0 -> low, 1 -> high)."""
+    unit = np.clip(np.asarray(unit, dtype=float), 0.0, 1.0)
+    return low + unit * (high - low)
+
+
+def log_scale(unit: np.ndarray, low: float, high: float) -> np.ndarray:
+    """Map [0, 1] to [low, high] on a log scale (0 -> low, 1 -> high)."""
+    unit = np.clip(np.asarray(unit, dtype=float), 0.0, 1.0)
+    return 10.0 ** (np.log10(low) + unit * (np.log10(high) - np.log10(low)))
