@@ -14,6 +14,7 @@ import streamlit as st
 
 from engine.fbo.presets import PRESETS
 from engine.hosting import is_hosted
+from engine.privacy.paper import paper_epsilons
 from ui.routes import (
     ACCOUNTANT,
     APP_TITLE,
@@ -77,7 +78,7 @@ def home() -> None:
                       help=PRESETS[name]["label"])
         page_link(ACCOUNTANT, "Fig. 2c-d · privacy losses recomputed", icon=ACCOUNTANT.icon,
                   query_params={"preset": "fig2"},
-                  help="The paper's epsilons 5.93, 9.91, 20.12, 7.39, 5.22 next to ours.")
+                  help=f"The paper's epsilons {paper_epsilons()} next to ours.")
         page_link(TRADEOFF, "Fig. 3a · landmine privacy against utility", icon=TRADEOFF.icon,
                   query_params={"preset": "fig3a"}, help=PRESETS["fig3a"]["label"])
         page_link(REPRODUCTION, "Fig. 2-3 · which claims hold over 100 runs", icon=REPRODUCTION.icon,

@@ -149,10 +149,6 @@ def in_cache(path, directory=None) -> bool:
     return root in Path(path).resolve().parents
 
 
-def cache_size(directory=None) -> int:
-    return sum(size for _, size, _ in cache_entries(directory))
-
-
 def _belongs(entry: Path, kept: Path) -> bool:
     """Whether ``entry`` holds ``kept`` or goes with it (a table and its ``.parts`` folder)."""
     return entry == kept or entry in kept.parents or (entry.parent == kept.parent and entry.name.startswith(kept.name))

@@ -19,6 +19,7 @@ from engine.privacy import (
     epsilon_curve,
     releases_within_budget,
 )
+from engine.privacy.paper import FIG2_EPSILON, PAPER_AGENTS, PAPER_STEPS, paper_epsilons
 from engine.validation import ConfigError
 
 N = 200
@@ -39,6 +40,12 @@ def _direct(q, z, steps, delta, accountant):
     acc = RdpAccountant() if accountant == "rdp" else PLDAccountant()
     acc.compose(dpa.PoissonSampledDpEvent(q, dpa.GaussianDpEvent(z)), steps)
     return acc.get_epsilon(delta)
+
+
+def test_the_engine_table_holds_the_papers_printed_values():
+    assert [(row.q, row.z, row.epsilon) for row in FIG2_EPSILON] == PAPER_TABLE
+    assert (PAPER_AGENTS, PAPER_STEPS) == (N, T)
+    assert paper_epsilons() == "5.93, 9.91, 20.12, 7.39, 5.22"
 
 
 def test_default_delta_is_paper_convention():

@@ -10,6 +10,7 @@ import streamlit as st
 
 from engine.limits import accountant_cost
 from engine.privacy import ACCOUNTANT_LABELS, ACCOUNTANTS, default_delta, supports
+from engine.privacy.paper import FIG2_EPSILON
 from engine.validation import ConfigError
 from ui.cached import cached_calibrate_q, cached_calibrate_steps, cached_calibrate_z, cached_epsilon
 from ui.errors import ErrorSlots
@@ -18,10 +19,7 @@ from ui.live_run import LiveLine, RunStatus, compute, run_live
 MAX_STEPS = 100_000
 SOLVE_LABELS = {"z": "noise multiplier z", "q": "sampling probability q", "steps": "number of releases T"}
 # DP-FTS-DE paper, Fig. 2 (c, d): N = 200, delta = 200^-1.1, T = 40, moments accountant.
-PAPER_FIG2 = [
-    dict(q=0.15, z=1.0, paper=5.93), dict(q=0.25, z=1.0, paper=9.91), dict(q=0.5, z=1.0, paper=20.12),
-    dict(q=0.25, z=1.2, paper=7.39), dict(q=0.25, z=1.5, paper=5.22),
-]
+PAPER_FIG2 = [dict(q=row.q, z=row.z, paper=row.epsilon) for row in FIG2_EPSILON]
 
 
 def _answer(setting: dict, solve: str, target: float, acc: str) -> dict:

@@ -52,11 +52,6 @@ def draw_standard(rng: np.random.Generator, reps: int, clients: int, candidates:
     return rng.standard_normal((reps, clients, candidates), dtype=np.float32)
 
 
-def losses_from_standard(z: np.ndarray, good: np.ndarray, sigma_loss: float) -> np.ndarray:
-    """Local losses: N(0, s^2) for good candidates, N(1, s^2) for bad ones."""
-    return sigma_loss * z.astype(float) + (~good).astype(float)
-
-
 def _sortable(values: np.ndarray, bits: int) -> tuple[np.ndarray, int]:
     """Integer keys ordered as ``values`` with the candidate index in the low ``bits`` bits."""
     if values.dtype == np.float32:

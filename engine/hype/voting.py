@@ -35,11 +35,6 @@ def per_client_std(sigma: float, clients: int, xi: float = 0.0) -> float:
     return float(sigma) / math.sqrt((1.0 - float(xi)) * int(clients))
 
 
-def summed_std(sigma: float, clients: int, xi: float, survivors) -> np.ndarray | float:
-    """Standard deviation of the noise on the sum when ``survivors`` clients report."""
-    return per_client_std(sigma, clients, xi) * np.sqrt(survivors)
-
-
 def top_k_mask(losses: np.ndarray, k: int) -> np.ndarray:
     """Boolean mask of the k smallest entries along the last axis (a client's votes)."""
     losses = np.asarray(losses)

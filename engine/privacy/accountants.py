@@ -108,7 +108,7 @@ class MomentsAccountant(RdpAccountant):
     """RDP at integer orders 2..63 with the classic RDP-to-DP conversion.
 
     This reproduces the moments accountant numbers of Abadi et al. as the
-    DP-FTS-DE paper reports them (Fig. 2: 5.93, 9.91, 20.12, 7.39, 5.22).
+    DP-FTS-DE paper reports them (Fig. 2, :data:`engine.privacy.paper.FIG2_EPSILON`).
     """
 
     def __init__(self, neighboring_relation=dpa.NeighboringRelation.ADD_OR_REMOVE_ONE):

@@ -91,11 +91,6 @@ SYNTHETIC_CLAIMS = [
           ("dp-fts-de q=0.25 z=1.2",), "dp-fts-de q=0.25 z=1.5"),
 ]
 
-# Privacy losses the paper prints for Fig. 2c and 2d (T = 40, N = 200, moments accountant).
-PAPER_EPSILON = {"dp-fts-de q=0.15": 5.93, "dp-fts-de q=0.25": 9.91, "dp-fts-de q=0.5": 20.12,
-                 "dp-fts-de q=0.25 z=1.2": 7.39, "dp-fts-de q=0.25 z=1.5": 5.22}
-
-
 PART_SPECS = {
     "landmine": Part("landmine", "Landmine detection (Sec. 5.2, Fig. 3a and 3d)", "1 - AUC", LANDMINE,
                      tuple(LANDMINE_SETTINGS), tuple(LANDMINE_CLAIMS), (0, 10, 30, 60), LANDMINE_RUNS),

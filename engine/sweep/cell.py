@@ -64,10 +64,6 @@ def run_cell(tool: str, params: dict, runs: int) -> CellOutcome:
                        metric=next((o.metric for o in outcomes if o.metric), None))
 
 
-def indexed_run_cell(index: int, tool: str, params: dict, runs: int) -> tuple[int, CellOutcome]:
-    return index, run_cell(tool, params, runs)
-
-
 def param_column(name: str) -> str:
     """The table column of a tool parameter (renamed only if it would clash with a result column)."""
     return f"{name}_param" if name in META_COLUMNS else name

@@ -31,7 +31,6 @@ COMBINE = ("grid", "one-at-a-time")
 MAX_CELLS = 2000
 MAX_RUNS = 1000
 MAX_REPLICATES = 100
-ROLES = ("setting", "reference")
 
 
 class ToolFields(Protocol):
