@@ -26,6 +26,7 @@ from typing import Callable, Mapping, Sequence
 
 import numpy as np
 
+from engine.cancel import checkpoint
 from engine.fbo.records import standard_error
 from engine.validation import check_int
 
@@ -262,6 +263,7 @@ def run_settings(base: dict, settings: Sequence[Setting], *, runs: int, seed: in
             delayed(_indexed)(i, base, s, block_seed, size) for i, (s, b, block_seed, size) in enumerate(tasks))
     collected = {}
     for i, output in outputs:
+        checkpoint()
         collected[i] = output
         done += 1
         if progress:
