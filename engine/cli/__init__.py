@@ -117,7 +117,7 @@ def price(module, args, limits: HostLimits):
     """Check what ``module.run(args)`` would cost against ``limits`` (ConfigError above them)."""
     cost = module.cost(args)
     if cost is not None:
-        check(cost, limits, what=getattr(module, "WHAT", "This command"))
+        check(cost, limits, what=getattr(module, "WHAT", "This run"))
     return cost
 
 

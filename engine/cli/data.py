@@ -22,6 +22,7 @@ from engine.objectives.tables import TABLE_TASKS, build_table, cached_tables, ma
 from engine.paths import DATA_DIR_ORDER, cache_dir, data_dir, data_dir_source
 from engine.validation import ConfigError
 
+WHAT = "This table build"
 HELP = "Data sets and objective tables: fetch the landmine file, show what is available, build a table."
 ACTIONS = ("fetch", "status", "build-table")
 

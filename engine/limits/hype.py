@@ -36,11 +36,12 @@ def hype_cost(config) -> Cost:
     return priced(seconds, memory, knobs)
 
 
-# A grid (evaluate_grid) draws and sorts each block's losses once per loss spread and votes for every k;
+# A grid (evaluate_grid) draws and sorts each block's losses for every loss spread and votes for every k;
 # every (k, noise) point then adds a noisy argmax and the bound over the p candidates. Measured CPU seconds
-# (estimate): the Fig. 2a grid (6 spreads x 12 points, 2000 repetitions, n = 250, p = 100): 1.24 (9.1);
-# 200 points at one spread: 0.76 (1.9); 40 points, p = 1000: 7.3 (15.9). Per point and candidate about
-# 5e-9 s per repetition.
+# (estimate): one spread, 2 points, 2000 repetitions, n = 250, p = 100: 0.55 (1.5); the Fig. 2a grid
+# (6 spreads x 12 points): 1.24 (4.1), each further spread about 2.8e-9 s per repetition, client and
+# candidate; 200 points: 0.76 (1.9); 40 points, p = 1000: 7.3 (15.8).
+HYPE_SPREAD_S = 1e-8         # per repetition x client x candidate and loss spread after the first
 HYPE_POINT_S = 1e-8          # per repetition, loss spread, grid point and candidate: the noisy argmax and the bound
 
 
@@ -53,7 +54,7 @@ def hype_grid_cost(config, points: int, sigma_losses: int = 1) -> Cost:
     R, n, p = int(config.repetitions), int(config.clients), int(config.p)
     S = max(1, int(sigma_losses))
     per_vote = HYPE_SIM_S if config.mode == "simulation" else HYPE_DATA_VOTE_S
-    seconds = R * S * (n * p * per_vote + int(points) * p * HYPE_POINT_S)
+    seconds = R * (n * p * (per_vote + (S - 1) * HYPE_SPREAD_S) + S * int(points) * p * HYPE_POINT_S)
     memory = 40 + max(2_500_000, n * p) * 16 * S / 1e6
     return priced(seconds, memory, [("repetitions", R, HYPE_USUAL["repetitions"], 1),
                                    ("clients", n, HYPE_USUAL["clients"], 1),
