@@ -52,12 +52,14 @@ CASES = [
     ("hype", dict(repetitions=500, aggregation="secure-sum")),
     ("hype", dict(mode="data", dataset="wine", clients=30, repetitions=500)),
     ("hype", dict(mode="data", dataset="digits", clients=100, repetitions=1000)),
+    ("hype-grid", dict()),
+    ("hype-grid", dict(ks=[1, 3, 5, 10], epsilons=[0.1 * i for i in range(1, 51)], sigma_losses=[0.2])),
     ("pogpucb", dict(runs=20)),
     ("pogpucb", dict(runs=5, iterations=300)),
     ("upload", dict(rows=50_000)),
     ("sweep", dict(tool="hype", base=dict(repetitions=300), axes=[["epsilon", [0.5, 1.0]]], runs=2)),
 ]
-QUICK = [0, 1, 12, 14, 16, 19, 22, 24, 26]
+QUICK = [0, 1, 12, 14, 16, 19, 22, 24, 25, 28]
 
 # Runs one case in this child process: the work after the imports, its CPU time and the peak RSS it added.
 # The peak is the kernel's high-water mark (VmHWM), reset after the imports: ru_maxrss would also count the
@@ -88,6 +90,17 @@ def _upload_file(rows: int) -> Path:
     return path
 
 
+def _grid(kw: dict):
+    """A DP-HYPE grid case: (config, ks, epsilons, loss spreads); the paper's Fig. 2a grid by default."""
+    from engine.hype import HypeConfig
+    from engine.hype.sweeps import FIG2A_EPSILONS, FIG2A_KS, FIG2A_SIGMA_LOSSES
+
+    settings = {k: v for k, v in kw.items() if k not in ("ks", "epsilons", "sigma_losses")}
+    config = HypeConfig(**settings)
+    ks = tuple(k for k in kw.get("ks", FIG2A_KS) if k <= config.p)
+    return config, ks, tuple(kw.get("epsilons", FIG2A_EPSILONS)), tuple(kw.get("sigma_losses", FIG2A_SIGMA_LOSSES))
+
+
 def work_of(tool: str, kw: dict):
     """The work of one case, prepared (imports done, inputs built) and ready to call."""
     if tool == "fbo":
@@ -113,6 +126,11 @@ def work_of(tool: str, kw: dict):
         from engine.hype import HypeConfig, run_hype
 
         return lambda: run_hype(HypeConfig(**kw))
+    if tool == "hype-grid":
+        from engine.hype.sweeps import evaluate_grid
+
+        config, ks, epsilons, spreads = _grid(kw)
+        return lambda: evaluate_grid(config, ks, epsilons=epsilons, sigma_losses=spreads)
     if tool == "pogpucb":
         from engine.pogpucb import PoConfig, run_pogpucb
 
@@ -151,6 +169,9 @@ def estimate(tool: str, kw: dict):
         from engine.hype import HypeConfig
 
         return limits.hype_cost(HypeConfig(**kw))
+    if tool == "hype-grid":
+        config, ks, epsilons, spreads = _grid(kw)
+        return limits.hype_grid_cost(config, len(ks) * len(epsilons), len(spreads))
     if tool == "pogpucb":
         from engine.pogpucb import PoConfig
 

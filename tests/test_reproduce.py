@@ -68,6 +68,17 @@ def test_a_small_part_runs_every_setting_on_shared_seeds():
     assert payload["claims"][0]["verdict"] in ("holds", "not significant", "reversed")
 
 
+def test_worker_processes_give_the_blocks_one_process_gives():
+    # 30 runs are two blocks per setting: four blocks on two workers, handed out as workers free up.
+    base = dict(dataset="synthetic", agents=4, iterations=2, features=8, n_init=2)
+    settings = (Setting("ts", "TS", dict(algorithm="ts")), Setting("fts", "FTS", dict(FTS_REFERENCE)))
+    toy = Part("toy", "toy", "simple regret", base, settings, (), (0, 2), 30)
+    serial, parallel = run_part(toy, runs=30, seed=2, jobs=1), run_part(toy, runs=30, seed=2, jobs=2)
+    for key in ("ts", "fts"):
+        assert parallel.results[key].run_curves.shape == (30, 3)
+        assert np.array_equal(serial.results[key].run_curves, parallel.results[key].run_curves)
+
+
 def test_fig3a_fts_line_is_fts_de_with_one_subregion():
     # The authors' "FTS" on landmine is their DP-FTS-DE code with P = 1 and no DP (landmine_dp_fts_de.py:44-48).
     references = PRESETS["fig3a"]["references"]

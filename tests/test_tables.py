@@ -153,7 +153,7 @@ def test_worker_processes_give_the_same_table_as_one_process(cache):
 
 
 def test_cli_builds_reports_and_lists_tables(cache, capsys):
-    args = ["data", "build-table", "--dataset", "breast-cancer-lr", "--agents", "2", "--grid", "2", "--jobs", "1"]
+    args = ["data", "build-table", "--dataset", "breast-cancer-lr", "--agents", "2", "--grid", "2", "--workers", "1"]
     assert main(args) == 0
     captured = capsys.readouterr()
     first = json.loads(captured.out)

@@ -15,8 +15,9 @@ Neither package re-implements the mechanism.
 from engine.audit.config import MECHANISM_LABELS, MECHANISMS, ServerAudit, VoteAudit
 from engine.audit.game import AuditCancelled
 from engine.audit.result import AuditResult
-from engine.audit.run import AuditCost, audit_cost, estimate, run_audit
+from engine.audit.run import run_audit
 from engine.audit.stats import CONFIDENCE, max_tpr
+from engine.limits.audit import AuditCost, audit_cost, estimate
 
 __all__ = ["AuditCancelled", "AuditCost", "AuditResult", "CONFIDENCE", "MECHANISMS", "MECHANISM_LABELS",
            "ServerAudit", "VoteAudit", "audit_cost", "estimate", "max_tpr", "run_audit"]

@@ -3,7 +3,7 @@
 ``ServerAudit(...)`` and ``VoteAudit(...)`` raise
 :class:`engine.validation.ConfigError` with one sentence naming the bad
 field, like every other configuration of the engine. The bounds below keep a
-single request finite; what a host accepts is priced by :func:`engine.audit.estimate`.
+single request finite; what a host accepts is priced by :func:`engine.limits.audit.estimate`.
 """
 
 from __future__ import annotations

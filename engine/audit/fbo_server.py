@@ -72,7 +72,7 @@ import dp_accounting as dpa
 import numpy as np
 
 from engine.audit.config import ServerAudit
-from engine.audit.game import chunk_trials
+from engine.limits.audit import chunk_trials
 from engine.fbo import server
 from engine.fbo.subregions import Subregions
 from engine.fbo.weights import subregion_weights

@@ -1,8 +1,8 @@
 """Playing a distinguishing game many times, in chunks, in both worlds.
 
 A game object exposes ``chunk_trials`` (trials per chunk, fixed by its
-settings so that memory stays bounded and results do not depend on how often
-anyone asks for progress) and ``scores(world, size, rng)``: the attack
+settings with :func:`engine.limits.audit.chunk_trials` so that memory stays
+bounded and results do not depend on how often anyone asks for progress) and ``scores(world, size, rng)``: the attack
 statistic of ``size`` independent runs of the mechanism on input D
 (``world == "in"``) or D' (``"out"``). Every (world, chunk) pair draws from its
 own generator seeded by (seed, world, chunk): the two worlds are independent,
@@ -20,19 +20,10 @@ from engine.cancel import checkpoint
 from engine.hype.simulation import blocks
 
 WORLDS = ("in", "out")
-CHUNK_ELEMENTS = 1 << 21   # elements of the largest per-chunk array (16 MiB of float64)
-CHUNK_WORK = 1 << 23       # elements touched per chunk over all releases: progress every ~0.1 s
 
 
 class AuditCancelled(Exception):
     """The caller's ``cancel()`` returned True between two chunks."""
-
-
-def chunk_trials(elements_per_release: int, releases: int = 1) -> int:
-    """Trials per chunk: one (trials x elements) array holds at most CHUNK_ELEMENTS numbers and a
-    chunk touches at most CHUNK_WORK over all releases (so progress and cancel come often)."""
-    elements = max(1, int(elements_per_release))
-    return int(max(1, min(CHUNK_ELEMENTS // elements, CHUNK_WORK // (elements * max(1, int(releases))))))
 
 
 def play(game, trials_per_world: int, seed: int, progress: Callable[[int, int], None] | None = None,

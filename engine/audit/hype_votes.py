@@ -29,7 +29,7 @@ from __future__ import annotations
 import numpy as np
 
 from engine.audit.config import VoteAudit
-from engine.audit.game import chunk_trials
+from engine.limits.audit import chunk_trials
 from engine.hype import voting
 from engine.hype.calibration import resolve_noise
 from engine.privacy import gaussian_epsilon

@@ -1,45 +1,17 @@
-"""Run an audit: play the game, bound epsilon, and say what it costs before it runs."""
+"""Run an audit: play the game and bound epsilon (its price before it runs: :mod:`engine.limits.audit`)."""
 
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
 from typing import Callable
 
 from engine.audit.config import ServerAudit, VoteAudit
 from engine.audit.fbo_server import ServerGame
-from engine.audit.game import chunk_trials, play
+from engine.audit.game import play
 from engine.audit.hype_votes import VoteGame
 from engine.audit.result import AuditResult
 from engine.audit.stats import CONFIDENCE, epsilon_lower_bound, gdp_lower_bound, roc_curve
 from engine.blas import single_threaded_blas
-from engine.limits import Cost, knob_ranking
-
-# Measured on the 2-core development machine (benchmarks/bench_audit.py and the
-# README's audit section), rounded up: seconds per trial and release are
-# OVERHEAD + PER_ELEMENT x (elements the mechanism touches per trial and release);
-# a chunk needs a few arrays of its largest size (the mechanism's temporaries),
-# and every trial keeps 3 float64 (its score, the sorted halves).
-OVERHEAD_SECONDS = {"fbo-server": 1.0e-6, "hype-votes": 0.2e-6}
-PER_ELEMENT_SECONDS = {"fbo-server": 2.0e-8, "hype-votes": 1.8e-8}
-CHUNK_ARRAYS = 6
-BYTES_PER_TRIAL = 3 * 8
-
-
-@dataclass(frozen=True)
-class AuditCost:
-    """What an audit will ask of the machine, known before it runs.
-
-    ``work``: array elements the mechanism touches, trials x steps x agents x
-    features for the server, trials x candidates (x clients for secure
-    summation) for the votes; ``peak_bytes`` (beyond the interpreter's
-    imports) and ``seconds`` are upper estimates from measured constants.
-    """
-
-    work: int
-    chunk_trials: int
-    peak_bytes: int
-    seconds: float
 
 
 def _game(config):
@@ -48,39 +20,6 @@ def _game(config):
     if isinstance(config, VoteAudit):
         return VoteGame(config)
     raise TypeError(f"Not an audit configuration: {type(config).__name__}.")
-
-
-def _elements_per_trial(config) -> tuple[int, int]:
-    """(elements of the largest per-trial array, how many times the mechanism touches that many)."""
-    if isinstance(config, ServerAudit):
-        return config.agents * config.features, config.steps
-    return config.candidates, (config.clients if config.aggregation == "secure-sum" else 1)
-
-
-def estimate(config) -> AuditCost:
-    """The cost of ``run_audit(config)``, without running it (for a host's limits and the page)."""
-    if not isinstance(config, (ServerAudit, VoteAudit)):
-        raise TypeError(f"Not an audit configuration: {type(config).__name__}.")
-    largest, repeats = _elements_per_trial(config)
-    chunk = chunk_trials(largest, repeats)
-    work = int(config.trials) * largest * repeats
-    peak = CHUNK_ARRAYS * min(chunk, config.trials) * largest * 8 + BYTES_PER_TRIAL * int(config.trials)
-    per_release = OVERHEAD_SECONDS[config.mechanism] + PER_ELEMENT_SECONDS[config.mechanism] * largest
-    return AuditCost(work=work, chunk_trials=chunk, peak_bytes=int(peak),
-                     seconds=int(config.trials) * repeats * per_release)
-
-
-AUDIT_USUAL = dict(trials=200_000, steps=1, agents=10, features=4, candidates=100, clients=250)
-
-
-def audit_cost(config) -> Cost:
-    """:func:`estimate` as the host's :class:`~engine.limits.Cost`, with the knob to lower first."""
-    estimated = estimate(config)
-    names = ("trials", "steps", "agents", "features") if isinstance(config, ServerAudit) else ("trials", "clients",
-                                                                                             "candidates")
-    knobs = [(name, getattr(config, name), AUDIT_USUAL[name], 1) for name in names]
-    ranked = knob_ranking(knobs)
-    return Cost(seconds=estimated.seconds, memory_mb=estimated.peak_bytes / 1e6, field=ranked[0], knobs=ranked)
 
 
 def run_audit(config, *, progress: Callable[[int, int], None] | None = None,

@@ -3,8 +3,16 @@
 Every tool prints one JSON object on stdout and exits 0; a bad option prints
 one sentence on stderr and exits 2, never a traceback. Each tool lives in its
 own module ``engine.cli.<tool>`` exposing ``HELP`` (one line),
-``add_arguments(parser)`` and ``run(args) -> dict``; a tool that starts heavy
-work prices it first with :func:`engine.limits.check` under :func:`host_limits`.
+``add_arguments(parser)``, ``cost(args)`` and ``run(args) -> dict``.
+
+Pricing is done here, once for every tool: ``cost(args)`` returns the
+:class:`~engine.limits.Cost` of what ``run(args)`` would compute (None for
+light work); :func:`main` checks it with :func:`engine.limits.check` under
+:func:`host_limits` and refuses above the host's limits with one sentence
+(exit 2) before anything heavy starts. The tool then runs under a cancel
+token (:mod:`engine.cancel`) whose deadline is ``RUN_TIME_FACTOR`` times
+``DPBO_MAX_SECONDS``, so a mispriced command stops with one sentence (exit 2)
+instead of running on.
 """
 
 from __future__ import annotations
@@ -16,7 +24,8 @@ import math
 import os
 import sys
 
-from engine.limits import HostLimits
+from engine.cancel import TIME_LIMIT, Cancelled, CancelToken, cancellable
+from engine.limits import RUN_TIME_FACTOR, SECONDS_ENV, HostLimits, check, format_seconds
 from engine.validation import ConfigError
 
 TOOLS = ("fbo", "privacy", "hype", "pogpucb", "data", "sweep", "audit", "reproduce")
@@ -104,6 +113,19 @@ def to_json(payload: dict) -> str:
     return json.dumps(_jsonable(payload), allow_nan=False)
 
 
+def price(module, args, limits: HostLimits):
+    """Check what ``module.run(args)`` would cost against ``limits`` (ConfigError above them)."""
+    cost = module.cost(args)
+    if cost is not None:
+        check(cost, limits, what=getattr(module, "WHAT", "This run"))
+    return cost
+
+
+def stopped_sentence(limits: HostLimits) -> str:
+    return (f"The command was stopped after {format_seconds(limits.run_seconds)}, {RUN_TIME_FACTOR:g} times the "
+            f"limit {SECONDS_ENV}={limits.max_seconds:g}; ask for less work or raise the limit.")
+
+
 def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     before = {}
@@ -113,9 +135,16 @@ def main(argv=None) -> int:
         if args.tool is None:
             raise UsageError(f"Name a tool: one of {', '.join(TOOLS)} (python -m engine TOOL --help).")
         before = paths_to_environment(args)
-        payload = _load(args.tool).run(args)
+        module = _load(args.tool)
+        limits = host_limits()
+        price(module, args, limits)
+        with cancellable(CancelToken(limits.run_seconds)):
+            payload = module.run(args)
     except (UsageError, ConfigError) as err:
         print(f"error: {err}", file=sys.stderr)
+        return 2
+    except Cancelled as err:
+        print(f"error: {stopped_sentence(limits) if err.reason == TIME_LIMIT else err}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("error: interrupted.", file=sys.stderr)

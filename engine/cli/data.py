@@ -4,21 +4,26 @@
   (sha256); without a network it says where to put the file (exit 2).
 - ``data status [--data-dir D] [--cache-dir C]``: which tasks can run, and the
   cached or interrupted tables.
-- ``data build-table --dataset NAME [--agents N] [--alpha A] [--seed S] [--grid G] [--jobs J]``:
-  build (or find) a task's table; prints its path and the build time.
+- ``data build-table --dataset NAME [--agents N] [--alpha A] [--seed S] [--grid G] [--workers W]``:
+  build (or find) a task's table; prints its path and the build time. A table
+  not cached yet is priced first (:func:`cost`); a cached one costs nothing.
 """
 
 from __future__ import annotations
 
 import sys
+from dataclasses import replace
 
 from engine.objectives.builds import build_table
 from engine.objectives.datasets import LANDMINE_URL, check_landmine_file, fetch_landmine
-from engine.objectives.registry import DATASETS, TABLE_TASKS, data_status, dataset_label, make_task
-from engine.objectives.store import cached_tables
+from engine.cli import host_limits
+from engine.limits import check_workers, cores, objective_cost
+from engine.objectives.registry import DATASETS, TABLE_TASKS, data_status, dataset_costs, dataset_label, make_task
+from engine.objectives.store import cached_tables, table_path
 from engine.paths import DATA_DIR_ORDER, cache_dir, data_dir, data_dir_source
 from engine.validation import ConfigError
 
+WHAT = "This table build"
 HELP = "Data sets and objective tables: fetch the landmine file, show what is available, build a table."
 ACTIONS = ("fetch", "status", "build-table")
 
@@ -41,7 +46,7 @@ def add_arguments(parser) -> None:
     build.add_argument("--alpha", type=float, help="Dirichlet heterogeneity of the scikit-learn tasks")
     build.add_argument("--seed", type=int, default=0, help="objective seed (data split and partition)")
     build.add_argument("--grid", type=int, help="points per axis (default: 50 in 2-D, 16 in 3-D)")
-    build.add_argument("--jobs", type=int, help="worker processes (default: all cores)")
+    build.add_argument("--workers", type=int, help="worker processes (default: all cores)")
     build.add_argument("--data-dir")
     build.add_argument("--cache-dir")
     build.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
@@ -72,11 +77,28 @@ def _build_table(args) -> dict:
     def report(done: int, total: int) -> None:
         print(f"{args.dataset} table: {done}/{total} agents", file=sys.stderr, flush=True)
 
-    built = build_table(task, args.grid, n_jobs=args.jobs, progress=None if args.quiet else report)
+    built = build_table(task, args.grid, n_jobs=args.workers, progress=None if args.quiet else report)
     return {"action": "build-table", "dataset": args.dataset, "path": str(built.path),
             "n_agents": task.n_agents, "candidates": int(built.values.shape[1]), "dim": task.dim,
             "build_seconds": round(built.seconds, 3), "from_cache": built.from_cache,
             "resumed_agents": built.resumed, "mean_best_score": float(built.values.max(axis=1).mean())}
+
+
+def cost(args):
+    """A table build's price: every agent scored on the grid, in worker processes; nothing when it is cached."""
+    if args.action != "build-table":
+        return None
+    workers = check_workers(args.workers, host_limits()) if args.workers is not None else None
+    if workers is not None and workers < 1:
+        raise ConfigError(f"--workers must be at least 1, got {workers}.", "workers")
+    task = make_task(args.dataset, n_agents=args.agents, alpha=args.alpha, seed=args.seed)
+    if table_path(task, args.grid).is_file():
+        return objective_cost(args.dataset, task.n_agents, table_ready=True)
+    price = objective_cost(args.dataset, task.n_agents)
+    candidates = (args.grid or task.default_grid) ** task.dim
+    processes = max(1, min(workers or cores(), task.n_agents))
+    return replace(price, seconds=price.seconds * candidates / dataset_costs(args.dataset).candidates,
+                   memory_mb=price.memory_mb * max(1.0, processes / 2))
 
 
 def run(args) -> dict:

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from engine.cli import host_limits
 from engine.hype import AGGREGATIONS, HYPE_DATASETS, MODES, HypeConfig, calibrate_sigma, run_hype, sensitivity
 from engine.hype.calibration import epsilon_for_sigma
 from engine.hype.config import DEFAULT_EPSILON
-from engine.hype.sweeps import success_grid
-from engine.limits import check, hype_cost
+from engine.hype.sweeps import FIG2A_EPSILONS, FIG2A_KS, FIG2A_SIGMA_LOSSES, success_grid
+from engine.limits import hype_cost, hype_grid_cost
 from engine.validation import ConfigError, check_int, check_positive, check_probability_open, check_range
 
 HELP = "DP-HYPE: success rate of private hyperparameter voting (simulation or data), or the calibrated noise."
@@ -63,11 +62,21 @@ def config_from_args(args) -> HypeConfig:
                       aggregation=args.aggregation)
 
 
+def cost(args):
+    """The votes' price; the Fig. 2a grid is priced as a grid (every loss spread and (k, epsilon) point)."""
+    if args.calibrate:
+        return None
+    config = config_from_args(args)
+    if args.fig2a:
+        points = len([k for k in FIG2A_KS if k <= config.p]) * len(FIG2A_EPSILONS)
+        return hype_grid_cost(config, points, len(FIG2A_SIGMA_LOSSES))
+    return hype_cost(config)
+
+
 def run(args) -> dict:
     if args.calibrate:
         return _calibrate(args)
     config = config_from_args(args)
-    check(hype_cost(config), host_limits())
     if args.fig2a:
         return success_grid(config).to_json()
     return run_hype(config).to_json()

@@ -10,12 +10,17 @@ from __future__ import annotations
 
 import sys
 import time
+from dataclasses import replace
 
-from engine.reproduce import PARTS, reproduce_dp_fts_de
+from engine.cli import host_limits
+from engine.fbo.plan import objective_ready, resolve_agents
+from engine.limits import Cost, check_workers, cores, fbo_cost, objective_cost, sweep_cost
+from engine.reproduce import PART_SPECS, PARTS, reproduce_dp_fts_de
 from engine.reproduce.dp_fts_de import LANDMINE_RUNS, SYNTHETIC_RUNS
-from engine.reproduce.report import deciding_comparison
-from engine.validation import ConfigError
+from engine.reproduce.report import block_seeds, deciding_comparison, setting_config
+from engine.validation import ConfigError, check_choice, check_int
 
+WHAT = "This reproduction"
 HELP = "Reproduce a paper's experiments (dp-fts-de): curves with standard errors over runs, claims judged."
 PAPERS = ("dp-fts-de",)
 
@@ -29,7 +34,7 @@ def add_arguments(parser) -> None:
     parser.add_argument("--synthetic-runs", type=int, default=SYNTHETIC_RUNS,
                         help=f"runs per synthetic setting (default {SYNTHETIC_RUNS}, the paper's)")
     parser.add_argument("--seed", type=int, default=0, help="seeds every block of runs (shared by all settings)")
-    parser.add_argument("--jobs", type=int, default=None, help="worker processes (default: all cores)")
+    parser.add_argument("--workers", type=int, default=None, help="worker processes (default: all cores)")
     parser.add_argument("--quiet", action="store_true", help="no progress or summary on stderr")
 
 
@@ -67,15 +72,46 @@ def summary_lines(payload: dict) -> list[str]:
     return lines
 
 
-def run(args) -> dict:
+def _request(args) -> tuple[tuple[str, ...], int | None]:
+    """(parts, workers) of the command line, checked."""
     if args.paper not in PAPERS:
         raise ConfigError(f"Unknown paper {args.paper!r}; choose one of {', '.join(PAPERS)}.", "paper")
     parts = tuple(p.strip() for p in str(args.parts).split(",") if p.strip())
-    if args.jobs is not None and args.jobs < 1:
-        raise ConfigError(f"--jobs must be at least 1, got {args.jobs}.", "jobs")
+    for part in parts:
+        check_choice("reproduction part", part, PARTS)
+    check_int("runs", args.runs, 2, 10_000)
+    check_int("synthetic runs", args.synthetic_runs, 2, 10_000)
+    if args.workers is not None and args.workers < 1:
+        raise ConfigError(f"--workers must be at least 1, got {args.workers}.", "workers")
+    return parts, check_workers(args.workers, host_limits())
+
+
+def cost(args) -> Cost:
+    """Every block of runs of every setting, on the workers asked for; each part's objective built once."""
+    parts, workers = _request(args)
+    cells, shared = [], []
+    nothing = Cost(0.0, 0.0, "runs")
+    for name in parts:
+        part = PART_SPECS[name]
+        runs = args.runs if name == "landmine" else args.synthetic_runs
+        for block_seed, size in block_seeds(args.seed, runs):
+            for setting in part.settings:
+                config = setting_config(part.base, setting, block_seed, size)
+                cells.append(fbo_cost(config, resolve_agents(config), objective=nothing))
+        shared.append(objective_cost(config.dataset, resolve_agents(config), alpha=config.alpha,
+                                     domain=config.domain, table_ready=objective_ready(config)))
+    processes = max(1, min(workers or cores(), len(cells)))
+    total = sweep_cost(cells, processes, processes=processes > 1, shared=shared)
+    knobs = ("runs", "synthetic_runs") if "landmine" in parts else ("synthetic_runs",)
+    return replace(total, field=knobs[0], knobs=knobs + ("parts",),
+                   memory_field="workers" if processes > 1 else knobs[0])
+
+
+def run(args) -> dict:
+    parts, workers = _request(args)
     started = time.perf_counter()
     results = reproduce_dp_fts_de(parts, runs=args.runs, synthetic_runs=args.synthetic_runs, seed=args.seed,
-                                  jobs=args.jobs, progress=_progress(args.quiet))
+                                  jobs=workers, progress=_progress(args.quiet))
     payload = {"paper": args.paper, "seed": args.seed, "seconds": round(time.perf_counter() - started, 1),
                "parts": {name: part.to_json() for name, part in results.items()}}
     if not args.quiet:

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import sys
 
-from engine.cli import host_limits
-from engine.limits import check
 from engine.sweep import (
     COMBINE,
     EXECUTORS,
@@ -21,6 +19,7 @@ from engine.sweep import (
 )
 from engine.validation import ConfigError
 
+WHAT = "This sweep"
 HELP = ("Sweep a tool over a grid of settings x seeds (locally, in worker processes or on Dask); "
         "writes one row per cell x run to a Parquet/CSV table and resumes from it.")
 
@@ -80,12 +79,17 @@ def build_spec(args) -> SweepSpec:
     return SweepSpec(tool=args.sweep_tool or "fbo", base=fixed, axes=axes, references=references, **changes)
 
 
-def run(args) -> dict:
+def cost(args):
+    """Every cell's price on the workers asked for, and the table builds the cells share."""
     spec = build_spec(args)
     get_adapter(spec.tool)
     if args.scheduler and args.executor != "dask":
         raise ConfigError("--scheduler needs --executor dask.", "scheduler")
-    check(spec_cost(spec, executor=args.executor, workers=args.workers), host_limits(), what="This sweep")
+    return spec_cost(spec, executor=args.executor, workers=args.workers)
+
+
+def run(args) -> dict:
+    spec = build_spec(args)
 
     def report(progress):
         print(progress.line(), file=sys.stderr, flush=True)

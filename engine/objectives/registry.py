@@ -8,6 +8,7 @@ is missing never breaks the others.
 from __future__ import annotations
 
 import importlib
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from engine.objectives.base import DataStatus
@@ -33,6 +34,41 @@ def check_split(dataset: str, split: str | None) -> None:
     """Refuse a data split for any data set but landmine (the only one whose split can be chosen)."""
     if split is not None and dataset != "landmine":
         raise ConfigError("The data split option applies to the landmine task only.", "split")
+
+
+@dataclass(frozen=True)
+class DatasetCosts:
+    """What one agent of a data set costs to build and to query: the facts the host's price of a run reads
+    (:mod:`engine.limits.fbo`). CPU seconds measured on the 2-core development machine, rounded up.
+
+    ``candidates``: points of its table (the default grid); ``table_agent_seconds``: scoring one agent on
+    that grid (0: nothing to build beyond a draw); ``query_seconds``: one query on the continuous domain
+    (training the model once); ``own_refit_every``: observations between re-fits of each agent's own GP
+    hyperparameters when the run does not choose (0: never; a task's ``own_refit_every``).
+    """
+
+    candidates: int
+    table_agent_seconds: float
+    query_seconds: float
+    own_refit_every: int
+
+
+# Measured: a table scores one agent in 1.3 s (landmine), 1.7 s (digits), 0.5 s (breast cancer); one query
+# trains in 61 ms, 9 ms, 1.6 ms; the synthetic functions interpolate a drawn grid.
+COSTS = {
+    "synthetic": DatasetCosts(candidates=1000, table_agent_seconds=0.0, query_seconds=2e-7, own_refit_every=0),
+    "landmine": DatasetCosts(candidates=50 ** 2, table_agent_seconds=2.0, query_seconds=0.08, own_refit_every=5),
+    "digits-svm": DatasetCosts(candidates=50 ** 2, table_agent_seconds=2.5, query_seconds=0.015, own_refit_every=5),
+    "breast-cancer-lr": DatasetCosts(candidates=16 ** 3, table_agent_seconds=1.0, query_seconds=0.003,
+                                     own_refit_every=5),
+}
+# A data set without an entry is priced as the largest table (16^3 in 3-D) with slow queries.
+UNKNOWN_COSTS = DatasetCosts(candidates=4096, table_agent_seconds=3.0, query_seconds=0.1, own_refit_every=5)
+
+
+def dataset_costs(name: str) -> DatasetCosts:
+    """The :class:`DatasetCosts` of ``name`` (:data:`UNKNOWN_COSTS` for a name without an entry)."""
+    return COSTS.get(name, UNKNOWN_COSTS)
 
 
 def dataset_label(name: str) -> str:

@@ -17,6 +17,7 @@ Everything is plain data (``to_json``), so the CLI prints it and a page can draw
 
 from __future__ import annotations
 
+import itertools
 import os
 import re
 import time
@@ -26,6 +27,7 @@ from typing import Callable, Mapping, Sequence
 
 import numpy as np
 
+from engine.cancel import checkpoint
 from engine.fbo.records import standard_error
 from engine.validation import check_int
 
@@ -256,10 +258,7 @@ def run_settings(base: dict, settings: Sequence[Setting], *, runs: int, seed: in
     if jobs == 1:
         outputs = ((i, _run_block(base, s, block_seed, size)) for i, (s, b, block_seed, size) in enumerate(tasks))
     else:
-        from joblib import Parallel, delayed
-
-        outputs = Parallel(n_jobs=jobs, return_as="generator_unordered")(
-            delayed(_indexed)(i, base, s, block_seed, size) for i, (s, b, block_seed, size) in enumerate(tasks))
+        outputs = _in_processes(base, tasks, jobs)
     collected = {}
     for i, output in outputs:
         collected[i] = output
@@ -276,6 +275,36 @@ def run_settings(base: dict, settings: Sequence[Setting], *, runs: int, seed: in
 
 def _indexed(i, base, setting, seed, runs):
     return i, _run_block(base, setting, seed, runs)
+
+
+POLL_SECONDS = 0.2      # longest wait for a block between two cancel checkpoints
+
+
+def _in_processes(base: dict, tasks: list, jobs: int):
+    """``(index, output)`` of every block as worker processes finish them; a cancel checkpoint every
+    :data:`POLL_SECONDS`, and the workers are killed when the stream closes (finished, stopped or failed).
+    At most ``jobs`` blocks are handed out at a time, so stopping leaves none queued."""
+    from concurrent.futures import FIRST_COMPLETED, wait
+
+    from joblib.externals.loky import ProcessPoolExecutor
+
+    todo = iter(enumerate(tasks))
+    executor = ProcessPoolExecutor(max_workers=jobs)
+
+    def submit(count: int) -> set:
+        return {executor.submit(_indexed, i, base, s, block_seed, size)
+                for i, (s, b, block_seed, size) in itertools.islice(todo, count)}
+
+    pending = submit(jobs)
+    try:
+        while pending:
+            checkpoint()
+            done, pending = wait(pending, timeout=POLL_SECONDS, return_when=FIRST_COMPLETED)
+            pending |= submit(len(done))
+            for future in done:
+                yield future.result()
+    finally:
+        executor.shutdown(wait=True, kill_workers=True)
 
 
 @dataclass

@@ -1,0 +1,87 @@
+"""The price of a privacy audit (``audit_cost``), and the chunks its games are played in.
+
+An audit plays ``trials`` games, in chunks whose size bounds the memory and
+lets progress and cancel come often (:func:`chunk_trials`, which the games
+use). The configurations are read by their fields (``mechanism``, ``trials``
+and the mechanism's own sizes), so this module needs nothing of
+:mod:`engine.audit`, which imports it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from engine.limits.core import Cost, knob_ranking
+
+CHUNK_ELEMENTS = 1 << 21   # elements of the largest per-chunk array (16 MiB of float64)
+CHUNK_WORK = 1 << 23       # elements touched per chunk over all releases: progress every ~0.1 s
+
+# Measured on the 2-core development machine (benchmarks/bench_audit.py and the
+# README's audit section), rounded up: seconds per trial and release are
+# OVERHEAD + PER_ELEMENT x (elements the mechanism touches per trial and release);
+# a chunk needs a few arrays of its largest size (the mechanism's temporaries),
+# and every trial keeps 3 float64 (its score, the sorted halves).
+OVERHEAD_SECONDS = {"fbo-server": 1.0e-6, "hype-votes": 0.2e-6}
+PER_ELEMENT_SECONDS = {"fbo-server": 2.0e-8, "hype-votes": 1.8e-8}
+CHUNK_ARRAYS = 6
+BYTES_PER_TRIAL = 3 * 8
+AUDIT_USUAL = dict(trials=200_000, steps=1, agents=10, features=4, candidates=100, clients=250)
+
+
+def chunk_trials(elements_per_release: int, releases: int = 1) -> int:
+    """Trials per chunk: one (trials x elements) array holds at most CHUNK_ELEMENTS numbers and a
+    chunk touches at most CHUNK_WORK over all releases (so progress and cancel come often)."""
+    elements = max(1, int(elements_per_release))
+    return int(max(1, min(CHUNK_ELEMENTS // elements, CHUNK_WORK // (elements * max(1, int(releases))))))
+
+
+@dataclass(frozen=True)
+class AuditCost:
+    """What an audit will ask of the machine, known before it runs.
+
+    ``work``: array elements the mechanism touches, trials x steps x agents x
+    features for the server, trials x candidates (x clients for secure
+    summation) for the votes; ``peak_bytes`` (beyond the interpreter's
+    imports) and ``seconds`` are upper estimates from measured constants.
+    """
+
+    work: int
+    chunk_trials: int
+    peak_bytes: int
+    seconds: float
+
+
+def _mechanism(config) -> str:
+    mechanism = getattr(config, "mechanism", None)
+    if mechanism not in OVERHEAD_SECONDS:
+        raise TypeError(f"Not an audit configuration: {type(config).__name__}.")
+    return mechanism
+
+
+def _elements_per_trial(config) -> tuple[int, int]:
+    """(elements of the largest per-trial array, how many times the mechanism touches that many)."""
+    if _mechanism(config) == "fbo-server":
+        return config.agents * config.features, config.steps
+    return config.candidates, (config.clients if config.aggregation == "secure-sum" else 1)
+
+
+def estimate(config) -> AuditCost:
+    """The cost of ``run_audit(config)`` (a ServerAudit or VoteAudit), without running it."""
+    mechanism = _mechanism(config)
+    largest, repeats = _elements_per_trial(config)
+    chunk = chunk_trials(largest, repeats)
+    work = int(config.trials) * largest * repeats
+    peak = CHUNK_ARRAYS * min(chunk, config.trials) * largest * 8 + BYTES_PER_TRIAL * int(config.trials)
+    per_release = OVERHEAD_SECONDS[mechanism] + PER_ELEMENT_SECONDS[mechanism] * largest
+    return AuditCost(work=work, chunk_trials=chunk, peak_bytes=int(peak),
+                     seconds=int(config.trials) * repeats * per_release)
+
+
+def audit_cost(config) -> Cost:
+    """:func:`estimate` as the host's :class:`~engine.limits.Cost`, with the knob to lower first."""
+    estimated = estimate(config)
+    names = (("trials", "steps", "agents", "features") if _mechanism(config) == "fbo-server"
+             else ("trials", "clients", "candidates"))
+    knobs = [(name, getattr(config, name), AUDIT_USUAL[name], 1) for name in names]
+    ranked = knob_ranking(knobs)
+    return Cost(seconds=estimated.seconds, memory_mb=estimated.peak_bytes / 1e6, field=ranked[0], knobs=ranked)
