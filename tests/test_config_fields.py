@@ -35,8 +35,8 @@ def refusals(cls, base: dict):
 
 # Fields no bad value reaches: flags, and fields of the other mode (DP-HYPE checks only what it uses).
 @pytest.mark.parametrize("cls, base, unchecked", [
-    (FboConfig, dict(agents=10, iterations=4, runs=2), {"local_exploration"}),
-    (FboConfig, dict(algorithm="dp-fts-de", agents=10, budget=2.0), {"local_exploration", "calibrate_z"}),
+    (FboConfig, dict(agents=10, iterations=4, runs=2), set()),
+    (FboConfig, dict(algorithm="dp-fts-de", agents=10, budget=2.0), set()),
     (HypeConfig, dict(), {"alpha", "dataset", "good_within", "runs"}),
     (HypeConfig, dict(mode="data", clients=50), {"candidates", "good", "sigma_loss"}),
     (PoConfig, dict(), set()),
