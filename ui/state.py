@@ -102,7 +102,9 @@ def param_of(spec: Spec, default, *, optional: bool | None = None, choices=None)
 def params_of(config_class, defaults: Mapping[str, Any], **extra: "Param") -> dict[str, "Param"]:
     """``Param`` of every name in ``defaults``: a field of ``config_class`` is derived from its declaration;
     ``extra`` holds the page-only controls (and overrides)."""
-    declared = specs(config_class)
+    declared = {}
+    for cls in config_class if isinstance(config_class, tuple) else (config_class,):
+        declared = specs(cls) | declared          # the first class's declaration wins
     out = {}
     for name, default in defaults.items():
         if name in extra:
@@ -110,7 +112,7 @@ def params_of(config_class, defaults: Mapping[str, Any], **extra: "Param") -> di
         elif name in declared:
             out[name] = param_of(declared[name], default)
         else:
-            raise KeyError(f"{name} is neither a field of {config_class.__name__} nor a page control")
+            raise KeyError(f"{name} is neither a configuration field nor a page control")
     return out
 
 
