@@ -30,7 +30,6 @@ PREFIX = "audit_"
 RUN_KEY = "audit_run_state"        # the page's LiveRun
 SOURCE_KEY = "audit_source"        # what "Use the ... settings" last did: ("info" | "error", sentence)
 CONTROL_SCALE = 0.5                # the negative control halves the noise actually added
-HUGE = 1e6                         # a URL's bound on knobs the audit bounds only by their sign
 
 _S, _V = ServerAudit(), VoteAudit()
 # Every knob of the two games (their defaults are the page's; typed and bounded for the URL by the fields'
