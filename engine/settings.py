@@ -62,6 +62,7 @@ class Spec:
     check: Callable | None = None
     internal: str | None = None
     not_on_page: str | None = None
+    page_param: str | None = None
 
     def link_bounds(self) -> tuple:
         """(low, high) a page link may set: ``link`` when given, else the validator's (inclusive) bounds."""
@@ -74,7 +75,8 @@ def setting(default, *, kind: type | None = None, low=None, high=None, low_open:
             high_open: bool = False, choices=None, optional: bool | None = None, label: str = "", help: str = "",
             noun: str | None = None, flag: str | None = None, cli_type: type | None = None,
             cli_default=UNSET, link: tuple | None = None, when: Callable | None = None,
-            check: Callable | None = None, internal: str | None = None, not_on_page: str | None = None):
+            check: Callable | None = None, internal: str | None = None, not_on_page: str | None = None,
+            page_param: str | None = None):
     """A dataclass field whose metadata says how to check, show and parse it.
 
     ``kind`` (bool, int, float, str; default: the default's type) and
@@ -90,7 +92,9 @@ def setting(default, *, kind: type | None = None, low=None, high=None, low_open:
     from the validator's. ``when(config)`` limits the check to the configs it
     concerns; ``check(config, value)`` replaces the generic check (a rule of
     its own wording). ``internal="reason"``: deliberately on no page or CLI;
-    ``not_on_page="reason"``: on the command line (and in sweeps) but on no page.
+    ``not_on_page="reason"``: on the command line (and in sweeps) but on no page;
+    ``page_param``: the page's link parameter that sets this field when it is not the field's own name
+    (e.g. FboConfig's ``algorithm`` is one of the comparison's ``algorithms``).
     """
     if kind is None:
         kind = type(default)
@@ -100,7 +104,7 @@ def setting(default, *, kind: type | None = None, low=None, high=None, low_open:
                 choices=None if choices is None else tuple(choices),
                 optional=default is None if optional is None else optional, label=label, help=help, noun=noun,
                 flag=flag, cli_type=cli_type, cli_default=cli_default, link=link, when=when, check=check,
-                internal=internal, not_on_page=not_on_page)
+                internal=internal, not_on_page=not_on_page, page_param=page_param)
     return dataclasses.field(default=default, metadata={KEY: spec})
 
 

@@ -33,7 +33,6 @@ MAX_EPSILON = 20.0        # beyond this a Gaussian PLD gets needlessly large
 
 
 HUGE = 1e6  # a link's bound on knobs the audit bounds only by their sign
-CONTROL = "the page's negative-control switch sets it (noise scale 0.5)"
 
 
 def _trials(default=200_000):
@@ -50,7 +49,7 @@ def _seed():
 
 
 def _noise_scale():
-    return setting(1.0, low=0, high=MAX_NOISE_SCALE, low_open=True, noun="noise scale", not_on_page=CONTROL,
+    return setting(1.0, low=0, high=MAX_NOISE_SCALE, low_open=True, noun="noise scale", page_param="control",
                    help="negative control: multiply the noise actually added, keep the claim")
 
 

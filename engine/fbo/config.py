@@ -52,7 +52,7 @@ def _check_alpha(config, value) -> float:
 class FboConfig:
     """Every parameter of one federated BO experiment (possibly several runs)."""
 
-    algorithm: str = setting("dp-fts-de", choices=ALGORITHMS, label="algorithm")
+    algorithm: str = setting("dp-fts-de", choices=ALGORITHMS, label="algorithm", page_param="algorithms")
     dataset: str = setting("synthetic", choices=DATASETS, label="data set")
     # None: the task's own number (e.g. 29 landmine fields); the CLI's default.
     agents: int | None = setting(200, kind=int, optional=True, low=2, noun="number of agents N", link=(2, 100_000),
@@ -122,7 +122,8 @@ class FboConfig:
     budget: float | None = setting(None, kind=float, low=0, low_open=True, noun="privacy budget epsilon*",
                                    link=(1e-6, 1e6), label="privacy budget ε*", help="privacy budget epsilon*")
     # With a budget: choose z so the run ends exactly at the budget.
-    calibrate_z: bool = setting(False, label="calibrate z", help="choose z so that the run ends at the budget")
+    calibrate_z: bool = setting(False, label="calibrate z", page_param="budget_mode",
+                                help="choose z so that the run ends at the budget")
 
     def __post_init__(self):
         validate(self)
