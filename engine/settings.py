@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import math
 import shlex
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping
@@ -299,8 +298,9 @@ def command_line(tool: str, config, *, omit=()) -> str:
 
 
 def _same(a, b) -> bool:
+    """Equal values of one setting (1 and 1.0 alike; True never equals 1, None only None)."""
     if isinstance(a, bool) or isinstance(b, bool) or a is None or b is None:
-        return a is b or a == b and type(a) is type(b)
+        return a is b
     if isinstance(a, (int, float)) and isinstance(b, (int, float)):
-        return math.isclose(float(a), float(b), rel_tol=0, abs_tol=0) or float(a) == float(b)
+        return float(a) == float(b)
     return a == b
