@@ -182,7 +182,7 @@ def public(cls) -> dict[str, Spec]:
 
 
 def _help(name: str, s: Spec, default) -> str:
-    text = s.help or s.label or ""
+    text = (s.help or s.label or "").replace("%", "%%")     # argparse formats help with %
     if s.kind is bool:
         return text
     shown = s.cli_default if s.cli_default is not UNSET else default
