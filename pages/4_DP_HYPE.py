@@ -8,6 +8,7 @@ import time
 import numpy as np
 import streamlit as st
 
+from engine.cli.hype import command_line as hype_command_line
 from engine.hype import HypeConfig, iter_hype
 from engine.hype.sweeps import CURVE_REPETITIONS, FIG2A_EPSILONS, FIG2A_KS, FIG2A_SIGMA_LOSSES, curve_axis
 from engine.hype.utility import mean_interval
@@ -18,6 +19,7 @@ from ui import hype_controls as controls
 from ui.audit_panel import vote_panel
 from ui.cached import cached_grid, cached_noise, cached_table
 from ui.charts import empty_state, show
+from ui.downloads import config_download
 from ui.errors import ErrorSlots
 from ui.hype_figures import (
     accuracy_figure,
@@ -194,6 +196,7 @@ else:
     status_slot.success(text, icon=":material/check_circle:")
 draw_summary(result)
 vote_panel(result.config)
+config_download([("DP-HYPE", result.config)], hype_command_line, file_name="hype_config.json", key="hype_dl_config")
 
 # ---------------------------------------------------------------- curves over epsilon or k
 shown = result.config

@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
+from engine.cli.pogpucb import command_line as po_command_line
 from engine.limits import check, pogpucb_cost
 from engine.pogpucb import iter_pogpucb
 from engine.pogpucb.config import HYPER_MODE_LABELS
@@ -18,6 +19,7 @@ from engine.validation import ConfigError
 from ui import pogpucb_controls as controls
 from ui.cached import cached_task
 from ui.charts import empty_state, show
+from ui.downloads import config_download
 from ui.errors import ErrorSlots
 from ui.fbo_figures import Line
 from ui.live_run import LiveLine, RunStatus, current_run, run_buttons, run_live, show_failure
@@ -194,3 +196,5 @@ else:
         st.caption(f"Finished in {run.seconds:.1f} s. Regret is in units of the output's standard deviation "
                    "(σ_y = 1 for the synthetic GP). Kernel hyperparameters: "
                    f"{HYPER_MODE_LABELS[run.shown()[0][1].config.hyperparameters]}.")
+    config_download([(name, res.config) for name, res in run.shown()], po_command_line, file_name="po_config.json",
+                    key="po_dl_config")

@@ -109,3 +109,40 @@ def test_real_entry_point_exits_2_with_one_sentence():
                          capture_output=True, text=True, timeout=120)
     assert bad.returncode == 2 and bad.stdout == ""
     assert bad.stderr.strip() == "error: q must be in (0, 1], got 2."
+
+
+def test_config_file_from_the_page_export_and_options_override_it(tmp_path, capsys):
+    from engine.cli import build_parser
+    from engine.cli.fbo import config_from_args
+    from engine.fbo import FboConfig
+
+    line = FboConfig(algorithm="dp-fts", agents=12, iterations=3, features=16, runs=2, n_init=3, q=0.5, P=1,
+                     delta=1e-3, seed=4)
+    export = {"link_query": {"agents": "12"}, "lines": [{"label": "DP-FTS", "config": line.to_dict()}]}
+    path = tmp_path / "fbo_config.json"
+    path.write_text(json.dumps(export))
+    parser = build_parser()
+    assert config_from_args(parser.parse_args(["fbo", "--config", str(path)])) == line
+    assert config_from_args(parser.parse_args(["fbo", "--config", str(path), "--seed", "9"])) == line.replace(seed=9)
+    code, captured = _run(capsys, "--config", str(path), "--iterations", "2")
+    assert code == 0, captured.err
+    config = json.loads(captured.out)["config"]
+    assert config["algorithm"] == "dp-fts" and config["seed"] == 4 and config["iterations"] == 2
+
+
+@pytest.mark.parametrize("content, words", [
+    (None, "does not exist"),
+    ("{not json", "is not JSON"),
+    (json.dumps({"agents": 12, "colour": "red"}), "Unknown setting(s) in"),
+    (json.dumps({"q": 2}), "q must be in (0, 1], got 2."),
+    (json.dumps([1, 2]), "must hold a JSON object of settings"),
+    (json.dumps({"lines": [{"config": {}}, {"config": {}}]}), "holds 2 lines"),
+])
+def test_a_bad_config_file_is_one_sentence(tmp_path, capsys, content, words):
+    path = tmp_path / "config.json"
+    if content is not None:
+        path.write_text(content)
+    code, captured = _run(capsys, "--config", str(path))
+    assert code == 2 and captured.out == ""
+    lines = captured.err.strip().splitlines()
+    assert len(lines) == 1 and words in lines[0] and lines[0].endswith(".")

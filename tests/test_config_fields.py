@@ -3,15 +3,20 @@ so a page places every sentence under its control without reading it."""
 
 from __future__ import annotations
 
+import argparse
 import dataclasses
+import importlib
 import math
+import shlex
 
 import pytest
 
 from engine.audit import ServerAudit, VoteAudit
+from engine.cli import build_parser
 from engine.fbo import FboConfig
 from engine.hype import HypeConfig
 from engine.pogpucb import PoConfig
+from engine.settings import flag_of, public, specs
 from engine.privacy import calibrate_z, epsilon, epsilon_curve, releases_within_budget
 from engine.sweep import SweepSpec
 from engine.validation import ConfigError, check_int, parse_values
@@ -35,8 +40,8 @@ def refusals(cls, base: dict):
 
 # Fields no bad value reaches: flags, and fields of the other mode (DP-HYPE checks only what it uses).
 @pytest.mark.parametrize("cls, base, unchecked", [
-    (FboConfig, dict(agents=10, iterations=4, runs=2), {"local_exploration"}),
-    (FboConfig, dict(algorithm="dp-fts-de", agents=10, budget=2.0), {"local_exploration", "calibrate_z"}),
+    (FboConfig, dict(agents=10, iterations=4, runs=2), set()),
+    (FboConfig, dict(algorithm="dp-fts-de", agents=10, budget=2.0), set()),
     (HypeConfig, dict(), {"alpha", "dataset", "good_within", "runs"}),
     (HypeConfig, dict(mode="data", clients=50), {"candidates", "good", "sigma_loss"}),
     (PoConfig, dict(), set()),
@@ -88,3 +93,103 @@ def test_compared_values_are_parsed_with_limits():
         with pytest.raises(ConfigError) as err:
             parse_values(text, int if words.startswith("P") else float, "P" if words.startswith("P") else "q")
         assert err.value.field == "values" and words in str(err.value)
+
+
+# ---------------------------------------------------------------- every field declared once
+
+TOOLS = [  # (configuration class, CLI tool, the page's link parameters)
+    (FboConfig, "fbo", "ui.fbo_controls:FBO_PARAMS"),
+    (HypeConfig, "hype", "ui.hype_controls:PARAMS"),
+    (PoConfig, "pogpucb", "ui.pogpucb_controls:PARAMS"),
+    (ServerAudit, "audit", "ui.audit_controls:PARAMS"),
+    (VoteAudit, "audit", "ui.audit_controls:PARAMS"),
+]
+# The configuration classes every tool runs; a new tool's configuration must join TOOLS above.
+CONFIG_MODULES = ("engine.fbo.config", "engine.hype.config", "engine.pogpucb.config", "engine.audit.config")
+
+
+def _page_params(path: str) -> dict:
+    module, _, name = path.partition(":")
+    return getattr(importlib.import_module(module), name)
+
+
+def _parser_dests(tool: str) -> dict[str, list[str]]:
+    parser = build_parser()
+    subparsers = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))  # noqa: SLF001
+    return {action.dest: list(action.option_strings) for action in subparsers.choices[tool]._actions}  # noqa: SLF001
+
+
+def test_every_configuration_class_is_walked():
+    walked = {cls for cls, _, _ in TOOLS}
+    for module in CONFIG_MODULES:
+        for value in vars(importlib.import_module(module)).values():
+            if dataclasses.is_dataclass(value) and isinstance(value, type) and value.__module__ == module:
+                assert value in walked, f"{value.__name__} is not in TOOLS"
+
+
+@pytest.mark.parametrize("cls, tool, page", TOOLS, ids=[cls.__name__ for cls, _, _ in TOOLS])
+def test_every_field_has_a_validator_a_page_control_and_a_cli_option(cls, tool, page):
+    declared = specs(cls)
+    params = _page_params(page)
+    dests = _parser_dests(tool)
+    for field in dataclasses.fields(cls):
+        spec = declared.get(field.name)
+        assert spec is not None, f"{cls.__name__}.{field.name} is not declared with engine.settings.setting()"
+        if spec.internal:
+            assert field.name not in dests, f"{field.name} is internal ({spec.internal}) but has a CLI option"
+            continue
+        assert field.name in dests, f"{cls.__name__}.{field.name} has no option in python -m engine {tool}"
+        assert flag_of(field.name, spec, field.default) in dests[field.name]
+        if spec.not_on_page:
+            assert field.name not in params, f"{field.name} is on the page but says: {spec.not_on_page}"
+        else:
+            name = spec.page_param or field.name
+            assert name in params, f"{cls.__name__}.{field.name} has no control or link parameter"
+            if name == field.name:
+                param = params[name]
+                assert (param.low, param.high) == spec.link_bounds(), name
+                # A page shared by two configurations links the union of their choices (the audit's accountant).
+                assert set(spec.choices or ()) <= set(param.choices or ()), name
+
+
+def _other_values(cls, name: str, spec):
+    """Valid-looking values of ``name`` other than its default, most likely first."""
+    default = getattr(cls, name)
+    if spec.choices is not None:
+        return [c for c in reversed(spec.choices) if c != default]
+    if spec.kind is bool:
+        return [not default]
+    if spec.kind is int:
+        start = default if default is not None else (spec.low or 0)
+        return [v for v in (start + 1, start + 3, start - 1, spec.low, 0) if v is not None and v != default]
+    start = default if default is not None else 0.5
+    return [v for v in (start * 0.5, start * 2, 0.3, 0.5, 3.0) if v != default]
+
+
+def _one_change(cls, name: str, spec):
+    base = {"mode": "data", "clients": 50} if cls is HypeConfig and spec.when is not None \
+        and not spec.when(HypeConfig()) else {}
+    if cls is FboConfig and name == "split":
+        base = {"dataset": "landmine"}
+    if cls is FboConfig and name == "calibrate_z":
+        base = {"budget": 3.0}
+    for value in _other_values(cls, name, spec):
+        try:
+            return cls(**base, **{name: value})
+        except ConfigError:
+            continue
+    pytest.fail(f"no valid non-default value found for {cls.__name__}.{name}")
+
+
+@pytest.mark.parametrize("cls, tool", [(FboConfig, "fbo"), (HypeConfig, "hype"), (PoConfig, "pogpucb")])
+def test_the_printed_command_line_reproduces_every_setting(cls, tool):
+    module = importlib.import_module(f"engine.cli.{tool}")
+    parser = build_parser()
+    configs = [cls()] + [_one_change(cls, name, spec) for name, spec in public(cls).items()]
+    for config in configs:
+        line = module.command_line(config)
+        argv = shlex.split(line)
+        assert argv[:4] == ["python", "-m", "engine", tool]
+        back = module.config_from_args(parser.parse_args(argv[3:]))
+        assert back.to_dict() == config.to_dict(), line
+    assert module.command_line(cls()) in (f"python -m engine {tool}", "python -m engine fbo --agents 200")

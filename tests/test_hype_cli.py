@@ -109,3 +109,20 @@ def test_config_defaults_and_validation():
     with pytest.raises(ConfigError) as err:
         HypeConfig(mode="data", k=101)
     assert err.value.field == "k"
+
+
+def test_config_file_and_command_line(tmp_path):
+    from engine.cli import build_parser
+    from engine.cli.hype import command_line, config_from_args
+
+    config = HypeConfig(mode="data", clients=40, k=3, sigma=2.0, repetitions=10, seed=2)
+    path = tmp_path / "hype_config.json"
+    path.write_text(json.dumps({"config": config.to_dict(), "command_line": command_line(config)}))
+    parser = build_parser()
+    assert config_from_args(parser.parse_args(["hype", "--config", str(path)])) == config
+    assert config_from_args(parser.parse_args(["hype", "--config", str(path), "--k", "4"])) == config.replace(k=4)
+    # Without a file, the number of clients still follows the mode (250 simulated, 100 on data).
+    assert config_from_args(parser.parse_args(["hype"])).clients == 250
+    assert config_from_args(parser.parse_args(["hype", "--mode", "data"])).clients == 100
+    assert command_line(config) == ("python -m engine hype --mode data --clients 40 --k 3 --sigma 2 "
+                                    "--repetitions 10 --seed 2")

@@ -121,3 +121,21 @@ def test_cli_bad_input_is_one_sentence_and_exit_2(capsys, argv, words):
     assert captured.out == ""
     lines = captured.err.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("error: ") and words in lines[0]
+
+
+def test_cli_config_file_and_command_line(tmp_path):
+    from engine.cli import build_parser
+    from engine.cli.pogpucb import command_line, config_from_args
+
+    config = PoConfig(dataset="diabetes", epsilon=5.0, r=4, iterations=7, runs=3, baseline=False)
+    path = tmp_path / "po_config.json"
+    path.write_text(json.dumps({"config": config.to_dict(), "command_line": command_line(config)}))
+    parser = build_parser()
+    assert config_from_args(parser.parse_args(["pogpucb", "--config", str(path)])) == config
+    over = config_from_args(parser.parse_args(["pogpucb", "--config", str(path), "--log-epsilon", "1.1"]))
+    assert over == config.replace(epsilon=math.exp(1.1))
+    # The data set's own r and delta when neither file nor option gives them.
+    assert config_from_args(parser.parse_args(["pogpucb", "--dataset", "diabetes"])).r == 5
+    # delta stays: the config keeps 1e-5 where diabetes would take its own 1e-3.
+    assert command_line(config) == ("python -m engine pogpucb --dataset diabetes --epsilon 5 --delta 1e-05 --r 4 "
+                                    "--iterations 7 --runs 3 --no-baseline")

@@ -83,3 +83,22 @@ def test_every_csv_download_goes_through_the_one_helper():
         if re.search(r"\.to_csv\(", path.read_text()):
             offenders.append(path.name)
     assert not offenders
+
+
+def test_a_pages_configuration_download_runs_again_from_the_command_line(tmp_path):
+    import json
+    import shlex
+
+    from engine.cli import build_parser
+    from engine.cli import hype as hype_cli
+    from engine.hype import HypeConfig
+    from ui.downloads import config_json
+
+    config = HypeConfig(mode="data", clients=30, k=2, epsilon=0.5, repetitions=20, alpha=0.5)
+    data = config_json([("DP-HYPE", config)], hype_cli.command_line)
+    path = tmp_path / "hype_config.json"
+    path.write_bytes(data)
+    parser = build_parser()
+    assert hype_cli.config_from_args(parser.parse_args(["hype", "--config", str(path)])) == config
+    line = json.loads(data)["lines"][0]["command_line"]
+    assert hype_cli.config_from_args(parser.parse_args(shlex.split(line)[3:])) == config

@@ -15,17 +15,6 @@ import dataclasses
 import streamlit as st
 
 from engine.audit import MECHANISM_LABELS, MECHANISMS, ServerAudit, VoteAudit, audit_cost
-from engine.audit.config import (
-    MAX_AGENTS,
-    MAX_CANARY_NORM,
-    MAX_CANDIDATES,
-    MAX_CLIENTS,
-    MAX_EPSILON,
-    MAX_FEATURES,
-    MAX_STEPS,
-    MAX_TRIALS,
-    MIN_TRIALS,
-)
 from engine.fbo.config import WEIGHT_SCHEDULES, WEIGHTS
 from engine.fbo.variants import COMPARISON_DEFAULTS, build_variants
 from engine.hype.config import AGGREGATIONS
@@ -35,45 +24,26 @@ from engine.validation import ConfigError
 from ui import fbo_controls, hype_controls
 from ui.cached import cached_plan
 from ui.errors import ErrorSlots
-from ui.state import Param, current_values, init_state, query_dict, set_state
+from ui.state import Param, current_values, init_state, params_of, query_dict, set_state
 
 PREFIX = "audit_"
 RUN_KEY = "audit_run_state"        # the page's LiveRun
 SOURCE_KEY = "audit_source"        # what "Use the ... settings" last did: ("info" | "error", sentence)
 CONTROL_SCALE = 0.5                # the negative control halves the noise actually added
-HUGE = 1e6                         # a URL's bound on knobs the audit bounds only by their sign
 
 _S, _V = ServerAudit(), VoteAudit()
-PARAMS: dict[str, Param] = {
-    "mechanism": Param(_S.mechanism, str, MECHANISMS),
-    # fbo-server
-    "q": Param(_S.q, float, low=0, high=1),
-    "z": Param(_S.z, float, low=0, high=HUGE),
-    "S": Param(_S.S, float, low=0, high=HUGE),
-    "P": Param(_S.P, int, low=1, high=MAX_AGENTS),
-    "agents": Param(_S.agents, int, low=2, high=MAX_AGENTS),
-    "features": Param(_S.features, int, low=2, high=MAX_FEATURES),
-    "steps": Param(_S.steps, int, low=1, high=MAX_STEPS),
-    "sampling": Param(_S.sampling, str, SAMPLING),
-    "weights": Param(_S.weights, str, WEIGHTS),
-    "weight_a": Param(_S.weight_a, float, low=0, high=HUGE),
-    "weight_schedule": Param(_S.weight_schedule, str, WEIGHT_SCHEDULES),
-    "canary_norm": Param(_S.canary_norm, float, low=0, high=MAX_CANARY_NORM),
-    # hype-votes
-    "noise": Param("epsilon", str, ("epsilon", "sigma")),
-    "epsilon": Param(_V.epsilon, float, low=0, high=MAX_EPSILON),
-    "sigma": Param(12.8, float, low=0, high=HUGE),
-    "k": Param(_V.k, int, low=1, high=MAX_CANDIDATES // 2),
-    "candidates": Param(_V.candidates, int, low=2, high=MAX_CANDIDATES),
-    "clients": Param(_V.clients, int, low=1, high=MAX_CLIENTS),
-    "aggregation": Param(_V.aggregation, str, AGGREGATIONS),
-    # both
-    "accountant": Param(_S.accountant, str, ACCOUNTANTS),
-    "trials": Param(_S.trials, int, low=MIN_TRIALS, high=MAX_TRIALS),
-    "delta": Param(_S.delta, float, low=0, high=1),
-    "seed": Param(_S.seed, int, low=0, high=2**32 - 1),
-    "control": Param(False, bool),
-}
+# Every knob of the two games (their defaults are the page's; typed and bounded for the URL by the fields'
+# declarations), plus the page's own: which noise to give and the negative-control switch.
+PARAMS: dict[str, Param] = params_of((ServerAudit, VoteAudit), {
+    "mechanism": _S.mechanism,
+    **{name: getattr(_S, name) for name in ("q", "z", "S", "P", "agents", "features", "steps", "sampling",
+                                            "weights", "weight_a", "weight_schedule", "canary_norm")},
+    "noise": "epsilon", "epsilon": _V.epsilon, "sigma": 12.8,
+    **{name: getattr(_V, name) for name in ("k", "candidates", "clients", "aggregation")},
+    **{name: getattr(_S, name) for name in ("accountant", "trials", "delta", "seed")},
+    "control": False,
+}, mechanism=Param(_S.mechanism, str, MECHANISMS), noise=Param("epsilon", str, ("epsilon", "sigma")),
+    control=Param(False, bool))
 SERVER_FIELDS = ("q", "z", "S", "P", "agents", "features", "steps", "sampling", "weights", "weight_a",
                  "weight_schedule", "canary_norm")
 VOTE_FIELDS = ("k", "candidates", "clients", "aggregation")

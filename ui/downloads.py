@@ -40,3 +40,26 @@ def csv_bytes(frame: pd.DataFrame) -> bytes:
     cannot start a new row (and a new, unneutralised cell) in a spreadsheet.
     """
     return safe_frame(frame).to_csv(index=False, lineterminator="\r\n").encode()
+
+
+def config_json(lines, command_line, **extra) -> bytes:
+    """The configuration JSON a page exports: per line its label, every setting and the command line that runs it.
+
+    ``lines`` are (label, config) pairs; ``command_line(config)`` is the tool's (``engine.cli.<tool>``).
+    ``python -m engine <tool> --config FILE`` reads the file back when it holds one line.
+    """
+    import json
+
+    payload = dict(extra, lines=[{"label": label, "config": config.to_dict(), "command_line": command_line(config)}
+                                 for label, config in lines])
+    return json.dumps(payload, indent=2, default=float).encode()
+
+
+def config_download(lines, command_line, *, file_name: str, key: str, where=None) -> None:
+    """A "Configuration (JSON)" button for :func:`config_json`."""
+    import streamlit as st
+
+    (where or st).download_button(
+        "Configuration (JSON)", config_json(lines, command_line), file_name=file_name, mime="application/json",
+        help="Every setting with the command line that runs it; `python -m engine ... --config FILE` reads it back.",
+        icon=":material/download:", on_click="ignore", key=key)

@@ -13,7 +13,15 @@ from typing import Any, Iterable, Mapping
 
 import streamlit as st
 
-from engine.fbo.config import ALGORITHMS, FTS_VARIANTS, PT_SCHEDULE_LABELS, PT_SCHEDULES, WEIGHT_SCHEDULES, WEIGHTS
+from engine.fbo.config import (
+    ALGORITHMS,
+    FTS_VARIANTS,
+    PT_SCHEDULE_LABELS,
+    PT_SCHEDULES,
+    WEIGHT_SCHEDULES,
+    WEIGHTS,
+    FboConfig,
+)
 from engine.fbo.presets import PRESETS
 from engine.fbo.variants import (
     ALGORITHM_SHORT,
@@ -28,33 +36,21 @@ from engine.limits import HostLimits
 from engine.objectives import DATASETS, dataset_label
 from engine.objectives.registry import default_agents
 from engine.privacy import ACCOUNTANT_LABELS, ACCOUNTANTS, SAMPLING
-from engine.privacy.accountants import Q_MIN, Z_MAX, Z_MIN
 from ui.errors import ErrorSlots
 from ui.live_run import LiveRun
-from ui.state import SEED_MAX, Param, current_values, decode_query, query_dict, seed_controls, set_state
+from ui.state import Param, current_values, decode_query, params_of, query_dict, seed_controls, set_state
 
 PREFIX = "fbo_"
 RUN_KEY = "fbo_run_state"          # the page's LiveRun
 PAGE_PRESETS = ("fig2a", "fig2c", "fig2d")
 
-_KINDS = {"algorithms": list, "vary": str, "values": str, "dataset": str, "sampling": str, "accountant": str,
-          "budget_mode": str, "pt_schedule": str, "weights": str, "weight_schedule": str, "fts_variant": str,
-          "domain": str, "local_exploration": bool, "agents": int, "iterations": int, "runs": int, "seed": int,
-          "features": int, "P": int, "n_init": int, "objective_seed": int}
-_CHOICES = {"algorithms": ALGORITHMS, "vary": VARY_OPTIONS, "dataset": tuple(DATASETS), "sampling": SAMPLING,
-            "accountant": ACCOUNTANTS, "budget_mode": BUDGET_MODES, "pt_schedule": PT_SCHEDULES, "weights": WEIGHTS,
-            "weight_schedule": WEIGHT_SCHEDULES, "fts_variant": FTS_VARIANTS, "domain": ("table", "continuous")}
-# What a link may set (the engine's checks and the host's limits then price what is inside).
-_BOUNDS = {"agents": (2, 100_000), "iterations": (1, 10_000), "runs": (1, 1000), "seed": (0, SEED_MAX),
-           "features": (1, 5000), "P": (1, 1000), "n_init": (1, 10_000), "objective_seed": (0, SEED_MAX),
-           "q": (Q_MIN, 1.0), "z": (Z_MIN, Z_MAX), "S": (1e-9, 1e9), "budget": (1e-6, 1e6), "delta": (1e-300, 1 - 1e-9),
-           "pt_constant": (0.0, 1.0), "weight_a": (1e-9, 1e6), "alpha": (0.0, 1e6), "lengthscale": (1e-6, 1e6),
-           "noise_var": (1e-12, 1e6)}
-# Every control: the engine's default comparison, typed and bounded for the URL.
-FBO_PARAMS: dict[str, Param] = {
-    name: Param(default, _KINDS.get(name, float), _CHOICES.get(name), optional=default is None,
-                low=_BOUNDS.get(name, (None, None))[0], high=_BOUNDS.get(name, (None, None))[1])
-    for name, default in COMPARISON_DEFAULTS.items()}
+# Every control: the engine's default comparison; a configuration field is typed and bounded for the URL by its
+# declaration in FboConfig, the comparison's own controls here.
+FBO_PARAMS: dict[str, Param] = params_of(FboConfig, COMPARISON_DEFAULTS,
+                                         algorithms=Param(COMPARISON_DEFAULTS["algorithms"], list, ALGORITHMS),
+                                         vary=Param(COMPARISON_DEFAULTS["vary"], str, VARY_OPTIONS),
+                                         values=Param(COMPARISON_DEFAULTS["values"], str),
+                                         budget_mode=Param(COMPARISON_DEFAULTS["budget_mode"], str, BUDGET_MODES))
 
 
 def _key(name: str) -> str:

@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
+from engine.cli.fbo import command_line
 from engine.fbo.config import FboConfig
 from engine.fbo.plan import RunPlan
 from engine.validation import ConfigError
@@ -183,15 +184,17 @@ def downloads(run: LiveRun, params) -> None:
         run.cache["csv"] = csv_bytes(pd.concat(frames, ignore_index=True))
     config_json = json.dumps({
         "link_query": query_dict(run.values, params),
-        "lines": [{"label": label, "config": res.to_json()["config"]} for label, res in runs],
+        "lines": [{"label": label, "config": res.to_json()["config"], "command_line": command_line(res.config)}
+                  for label, res in runs],
     }, indent=2, default=float).encode()
     results_json = json.dumps([dict(res.to_json(), label=label) for label, res in runs], default=float).encode()
     dcols = st.columns([1, 1, 1, 2])
     dcols[0].download_button("Results (CSV)", run.cache["csv"], help="Tidy table: one row per line x run x agent x "
                              "iteration, with the metric and ε.", file_name="fbo_results.csv", mime="text/csv",
                              icon=":material/download:", on_click="ignore", key="fbo_dl_csv")
-    dcols[1].download_button("Configuration (JSON)", config_json, help="Every resolved setting of every line, "
-                             "and the link parameters that reproduce this page.", file_name="fbo_config.json",
+    dcols[1].download_button("Configuration (JSON)", config_json, help="Every resolved setting of every line with "
+                             "the command line that runs it, and the link parameters that reproduce this page.",
+                             file_name="fbo_config.json",
                              mime="application/json", icon=":material/download:", on_click="ignore",
                              key="fbo_dl_config")
     dcols[2].download_button("Curves and ε (JSON)", results_json, help="Per line: the JSON object "

@@ -5,48 +5,27 @@ from __future__ import annotations
 import streamlit as st
 
 from engine.hype import HYPE_DATASETS, MODES, HypeConfig
-from engine.hype.config import (
-    MAX_CANDIDATES,
-    MAX_CLIENTS,
-    MAX_EPSILON,
-    MAX_REPETITIONS,
-    MAX_RUNS,
-    MAX_SIGMA,
-    MIN_EPSILON,
-    MODE_LABELS,
-)
+from engine.hype.config import MODE_LABELS
 from engine.hype.sweeps import FIG2A_EPSILONS, FIG2A_KS
 from engine.limits import check, hype_cost
 from ui.errors import ErrorSlots
 from ui.live_run import LiveRun
-from ui.state import SEED_MAX, Param, current_values, seed_controls, set_state
+from ui.state import Param, current_values, params_of, seed_controls, set_state
 
 PREFIX = "hype_"
 RUN_KEY = "hype_run_state"         # the page's LiveRun
 SPLITS = ("iid", "dirichlet")
 NOT_LINKED = ()                   # HypeConfig fields a link never carries
-PARAMS = {
-    "mode": Param("simulation", str, MODES),
-    "noise": Param("epsilon", str, ("epsilon", "sigma")),
-    "epsilon": Param(0.25, float, low=MIN_EPSILON, high=MAX_EPSILON),
-    "sigma": Param(20.0, float, low=0.0, high=MAX_SIGMA),
-    "delta": Param(1e-5, float, low=1e-300, high=1 - 1e-9),
-    "k": Param(5, int, low=1, high=MAX_CANDIDATES),
-    "clients": Param(250, int, low=1, high=MAX_CLIENTS),
-    "candidates": Param(100, int, low=2, high=MAX_CANDIDATES),
-    "good": Param(5, int, low=1, high=MAX_CANDIDATES),
-    "sigma_loss": Param(0.5, float, low=1e-9, high=1e6),
-    "dataset": Param("digits", str, tuple(HYPE_DATASETS)),
-    "split": Param("iid", str, SPLITS),
-    "alpha": Param(5.0, float, low=1e-9, high=1e6),
-    "runs": Param(1, int, low=1, high=MAX_RUNS),
-    "xi": Param(0.0, float, low=0.0, high=1 - 1e-9),
-    "dropout": Param(0.0, float, low=0.0, high=1 - 1e-9),
-    "repetitions": Param(1000, int, low=1, high=MAX_REPETITIONS),
-    "seed": Param(0, int, low=0, high=SEED_MAX),
-    "curve": Param("epsilon", str, ("epsilon", "k")),
-    "fig2a": Param(False, bool),
-}
+# The page's starting values; a HypeConfig field is typed and bounded for the URL by its declaration.
+PARAMS = params_of(HypeConfig, dict(
+    mode="simulation", noise="epsilon", epsilon=0.25, sigma=20.0, delta=1e-5, k=5, clients=250, candidates=100,
+    good=5, sigma_loss=0.5, dataset="digits", split="iid", alpha=5.0, runs=1, xi=0.0, dropout=0.0,
+    repetitions=1000, seed=0, curve="epsilon", fig2a=False),
+    noise=Param("epsilon", str, ("epsilon", "sigma")),
+    split=Param("iid", str, SPLITS),
+    curve=Param("epsilon", str, ("epsilon", "k")),
+    fig2a=Param(False, bool),
+)
 PRESETS = {
     "fig2a": ("Paper Fig. 2a: simulated losses, n = 250, p = 100, |H_good| = 5",
               dict(mode="simulation", noise="epsilon", epsilon=0.25, delta=1e-5, k=5, clients=250, candidates=100,

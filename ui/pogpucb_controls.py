@@ -7,28 +7,23 @@ import math
 import streamlit as st
 
 from engine.pogpucb import FIG2A, HYPER_MODES, TABLE_PRESETS, TASK_DEFAULTS, TASKS, PoConfig
-from engine.pogpucb.config import HYPER_MODE_LABELS, MAX_EPSILON, MAX_ITERATIONS, MAX_R, MAX_RUNS, MIN_EPSILON
+from engine.pogpucb.config import HYPER_MODE_LABELS
 from engine.pogpucb.variants import COMPARE, build_variants, epsilon_from
 from ui.errors import ErrorSlots
-from ui.state import SEED_MAX, Param, current_values, seed_controls, set_state
+from ui.state import Param, current_values, params_of, seed_controls, set_state
 
 PREFIX = "po_"
 RUN_KEY = "po_run_state"           # the page's LiveRun
 EPS_MODES = ("log", "eps")
-PARAMS = {
-    "dataset": Param("synthetic", str, tuple(TASKS)),
-    "eps_mode": Param("log", str, EPS_MODES),
-    "log_epsilon": Param(1.1, float, low=-20.0, high=20.0),
-    "epsilon": Param(round(math.exp(1.1), 4), float, low=MIN_EPSILON, high=MAX_EPSILON),
-    "delta": Param(1e-5, float, low=1e-300, high=1 - 1e-9),
-    "r": Param(10, int, low=1, high=MAX_R),
-    "iterations": Param(50, int, low=1, high=MAX_ITERATIONS),
-    "runs": Param(10, int, low=1, high=MAX_RUNS),
-    "seed": Param(0, int, low=0, high=SEED_MAX),
-    "compare": Param("none", str, COMPARE),
-    "values": Param("", str),
-    "hyperparameters": Param("shared", str, HYPER_MODES),
-}
+# The page's starting values; a PoConfig field is typed and bounded for the URL by its declaration.
+PARAMS = params_of(PoConfig, dict(
+    dataset="synthetic", eps_mode="log", log_epsilon=1.1, epsilon=round(math.exp(1.1), 4), delta=1e-5, r=10,
+    iterations=50, runs=10, seed=0, compare="none", values="", hyperparameters="shared"),
+    eps_mode=Param("log", str, EPS_MODES),
+    log_epsilon=Param(1.1, float, low=-20.0, high=20.0),
+    compare=Param("none", str, COMPARE),
+    values=Param("", str),
+)
 PRESETS = {name: p["label"] for name, p in TABLE_PRESETS.items()} | {"fig2a": FIG2A["label"]}
 
 

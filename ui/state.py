@@ -15,9 +15,9 @@ from typing import Any, Callable, Container, Mapping
 
 import streamlit as st
 
+from engine.settings import SEED_MAX, Spec, specs  # noqa: F401  (SEED_MAX: the pages import it from here)
 
 MAX_TEXT = 2000     # characters of a text parameter read from a link
-SEED_MAX = 2**31 - 2  # seeds are numpy seeds below 2^31 - 1 (the sweep derives them the same way)
 
 
 @dataclass(frozen=True)
@@ -88,6 +88,32 @@ class Param:
         if self.kind is float:
             return f"{float(value):g}"
         return str(value)
+
+
+def param_of(spec: Spec, default, *, optional: bool | None = None, choices=None) -> "Param":
+    """The link parameter of a configuration field: its kind, choices and link bounds from the engine's
+    declaration (:mod:`engine.settings`), with the page's own starting value."""
+    low, high = spec.link_bounds()
+    kind = spec.kind if spec.choices is None else str
+    return Param(default, kind, choices if choices is not None else spec.choices,
+                 optional=default is None if optional is None else optional, low=low, high=high)
+
+
+def params_of(config_class, defaults: Mapping[str, Any], **extra: "Param") -> dict[str, "Param"]:
+    """``Param`` of every name in ``defaults``: a field of ``config_class`` is derived from its declaration;
+    ``extra`` holds the page-only controls (and overrides)."""
+    declared = {}
+    for cls in config_class if isinstance(config_class, tuple) else (config_class,):
+        declared = specs(cls) | declared          # the first class's declaration wins
+    out = {}
+    for name, default in defaults.items():
+        if name in extra:
+            out[name] = extra[name]
+        elif name in declared:
+            out[name] = param_of(declared[name], default)
+        else:
+            raise KeyError(f"{name} is neither a configuration field nor a page control")
+    return out
 
 
 def init_state(params: Mapping[str, Param], prefix: str, *, read_query: bool = True) -> list[str]:

@@ -14,14 +14,8 @@ from dataclasses import dataclass
 from engine.fbo.config import WEIGHT_SCHEDULES, WEIGHTS
 from engine.hype.config import AGGREGATIONS
 from engine.privacy import ACCOUNTANTS, SAMPLING, GAUSSIAN_ACCOUNTANTS
-from engine.validation import (
-    ConfigError,
-    check_choice,
-    check_int,
-    check_positive,
-    check_probability_open,
-    check_range,
-)
+from engine.settings import setting, validate
+from engine.validation import ConfigError
 
 MECHANISMS = ("fbo-server", "hype-votes")
 MECHANISM_LABELS = {"fbo-server": "Federated BO server round (DP-FTS-DE, Algorithm 1)",
@@ -38,11 +32,25 @@ MAX_NOISE_SCALE = 100.0
 MAX_EPSILON = 20.0        # beyond this a Gaussian PLD gets needlessly large
 
 
-def _check_common(config) -> None:
-    check_int("trials", config.trials, MIN_TRIALS, MAX_TRIALS, name="number of trials")
-    check_probability_open("delta", config.delta)
-    check_int("seed", config.seed, 0)
-    check_range("noise_scale", config.noise_scale, 0, MAX_NOISE_SCALE, low_open=True, name="noise scale")
+HUGE = 1e6  # a link's bound on knobs the audit bounds only by their sign
+
+
+def _trials(default=200_000):
+    return setting(default, low=MIN_TRIALS, high=MAX_TRIALS, noun="number of trials", label="trials",
+                   help="games played, half with each input")
+
+
+def _delta():
+    return setting(1e-5, low=0, high=1, low_open=True, high_open=True, link=(0, 1), label="δ")
+
+
+def _seed():
+    return setting(0, low=0, link=(0, 2**32 - 1), label="seed")
+
+
+def _noise_scale():
+    return setting(1.0, low=0, high=MAX_NOISE_SCALE, low_open=True, noun="noise scale", page_param="control",
+                   help="negative control: multiply the noise actually added, keep the claim")
 
 
 @dataclass(frozen=True)
@@ -55,47 +63,46 @@ class ServerAudit:
     relative to the noise depends on the shape of the weights, not on N or M.
     """
 
-    q: float = 0.25
-    z: float = 1.0
-    S: float = 11.0
-    P: int = 1
-    agents: int = 10
-    features: int = 4
-    steps: int = 1
-    sampling: str = "poisson"
-    weights: str = "adaptive"
-    weight_a: float = 15.0
-    weight_schedule: str = "synthetic"
-    canary_norm: float = 1.0
-    trials: int = 200_000
-    delta: float = 1e-5
-    seed: int = 0
-    accountant: str = "pld"
-    noise_scale: float = 1.0
+    q: float = setting(0.25, low=0, high=1, low_open=True, link=(0, 1), label="q",
+                       help="sampling probability of an agent")
+    z: float = setting(1.0, low=0, low_open=True, link=(0, HUGE), label="z", help="noise multiplier")
+    S: float = setting(11.0, low=0, low_open=True, link=(0, HUGE), label="S",
+                       help="clipping threshold, vectors clipped to S/sqrt(P)")
+    P: int = setting(1, low=1, noun="number of sub-regions P", link=(1, MAX_AGENTS), label="P",
+                     help="number of sub-regions")
+    agents: int = setting(10, low=2, high=MAX_AGENTS, noun="number of agents N", label="agents N",
+                          help="number of agents N (changes only the cost)")
+    # The other agents' vectors are orthogonal to the canary's, which needs a second axis.
+    features: int = setting(4, low=2, high=MAX_FEATURES, noun="number of random features M", label="features M",
+                            help="vector length M (changes only the cost)")
+    steps: int = setting(1, low=1, high=MAX_STEPS, noun="number of releases T", label="releases T",
+                         help="T releases composed")
+    sampling: str = setting("poisson", choices=SAMPLING, label="sampling",
+                            help="poisson (add/remove) or fixed (replace-one)")
+    weights: str = setting("adaptive", choices=WEIGHTS, label="weights", help="sub-region weights")
+    weight_a: float = setting(15.0, low=0, low_open=True, noun="weight parameter a", link=(0, HUGE),
+                              label="weight a", help="a of the softmax weights")
+    weight_schedule: str = setting("synthetic", choices=WEIGHT_SCHEDULES, noun="weight schedule",
+                                   label="weight schedule")
+    canary_norm: float = setting(1.0, low=0, high=MAX_CANARY_NORM, low_open=True, noun="canary norm",
+                                 link=(0, MAX_CANARY_NORM), label="canary norm",
+                                 help="canary norm in clip bounds (e.g. 1000 checks that clipping happens)")
+    trials: int = _trials()
+    delta: float = _delta()
+    seed: int = _seed()
+    accountant: str = setting("pld", choices=ACCOUNTANTS, label="accountant",
+                              help="accountant of the claimed epsilon (pld, the tightest)")
+    noise_scale: float = _noise_scale()
 
     mechanism = "fbo-server"
 
     def __post_init__(self):
-        check_range("q", self.q, 0, 1, low_open=True)
-        check_positive("z", self.z)
-        check_positive("S", self.S)
-        agents = check_int("agents", self.agents, 2, MAX_AGENTS, name="number of agents N")
-        P = check_int("P", self.P, 1, name="number of sub-regions P")
-        if P > agents:
-            raise ConfigError(f"P must be at most the number of agents ({agents}), got {P}.", "P")
-        # The other agents' vectors are orthogonal to the canary's, which needs a second axis.
-        check_int("features", self.features, 2, MAX_FEATURES, name="number of random features M")
-        check_int("steps", self.steps, 1, MAX_STEPS, name="number of releases T")
-        check_choice("sampling", self.sampling, SAMPLING)
-        check_choice("weights", self.weights, WEIGHTS)
-        check_positive("weight_a", self.weight_a, name="weight parameter a")
-        check_choice("weight_schedule", self.weight_schedule, WEIGHT_SCHEDULES, name="weight schedule")
-        check_range("canary_norm", self.canary_norm, 0, MAX_CANARY_NORM, low_open=True, name="canary norm")
-        check_choice("accountant", self.accountant, ACCOUNTANTS)
+        validate(self)
+        if self.P > self.agents:
+            raise ConfigError(f"P must be at most the number of agents ({self.agents}), got {self.P}.", "P")
         if self.sampling == "fixed" and self.accountant == "pld":
             raise ConfigError("The PLD accountant does not support fixed-size sampling; choose rdp or ma.",
                               "accountant")
-        _check_common(self)
 
     @classmethod
     def from_plan(cls, plan, **changes) -> "ServerAudit":
@@ -141,17 +148,23 @@ class VoteAudit:
     ``sigma``, the standard deviation on the summed votes; not both.
     """
 
-    epsilon: float | None = 1.0
-    sigma: float | None = None
-    k: int = 5
-    candidates: int = 100
-    clients: int = 250
-    aggregation: str = "exact"
-    trials: int = 200_000
-    delta: float = 1e-5
-    seed: int = 0
-    accountant: str = "pld"
-    noise_scale: float = 1.0
+    epsilon: float | None = setting(1.0, kind=float, optional=True, low=0, high=MAX_EPSILON, low_open=True,
+                                    link=(0, MAX_EPSILON), label="ε",
+                                    help="privacy budget the noise is calibrated to")
+    sigma: float | None = setting(None, kind=float, low=0, low_open=True, link=(0, HUGE), label="σ",
+                                  help="noise std on the summed votes instead of --epsilon")
+    k: int = setting(5, low=1, link=(1, MAX_CANDIDATES // 2), label="votes per client k", help="votes per client")
+    candidates: int = setting(100, low=2, high=MAX_CANDIDATES, noun="number of candidates p", label="candidates p",
+                              help="number of candidates p")
+    clients: int = setting(250, low=1, high=MAX_CLIENTS, noun="number of clients n", label="clients n",
+                           help="number of clients n")
+    aggregation: str = setting("exact", choices=AGGREGATIONS, label="aggregation",
+                               help="exact (summed noise at once) or secure-sum (client by client)")
+    trials: int = _trials()
+    delta: float = _delta()
+    seed: int = _seed()
+    accountant: str = setting("pld", choices=GAUSSIAN_ACCOUNTANTS, label="accountant")
+    noise_scale: float = _noise_scale()
 
     mechanism = "hype-votes"
 
@@ -160,19 +173,10 @@ class VoteAudit:
             raise ConfigError("Give the noise as epsilon or as sigma.", "epsilon")
         if self.epsilon is not None and self.sigma is not None:
             raise ConfigError("Give either epsilon or sigma, not both.", "sigma")
-        if self.epsilon is not None:
-            check_range("epsilon", self.epsilon, 0, MAX_EPSILON, low_open=True)
-        if self.sigma is not None:
-            check_positive("sigma", self.sigma)
-        k = check_int("k", self.k, 1)
-        candidates = check_int("candidates", self.candidates, 2, MAX_CANDIDATES, name="number of candidates p")
-        if 2 * k > candidates:
+        validate(self)
+        if 2 * self.k > self.candidates:
             raise ConfigError(f"The canary moves its k votes to k other candidates, so k must be at most "
-                              f"half the number of candidates ({candidates // 2}), got {k}.", "k")
-        check_int("clients", self.clients, 1, MAX_CLIENTS, name="number of clients n")
-        check_choice("aggregation", self.aggregation, AGGREGATIONS)
-        check_choice("accountant", self.accountant, GAUSSIAN_ACCOUNTANTS)
-        _check_common(self)
+                              f"half the number of candidates ({self.candidates // 2}), got {self.k}.", "k")
 
     @classmethod
     def from_hype(cls, config, **changes) -> "VoteAudit":

@@ -12,14 +12,9 @@ from dataclasses import dataclass
 
 from engine.objectives.registry import DATASETS
 from engine.privacy import ACCOUNTANTS, SAMPLING, supports
-from engine.validation import (
-    ConfigError,
-    check_choice,
-    check_int,
-    check_positive,
-    check_probability_open,
-    check_range,
-)
+from engine.privacy.accountants import Q_MIN, Z_MAX, Z_MIN
+from engine.settings import SEED_MAX, from_dict, setting, validate
+from engine.validation import ConfigError, check_range
 
 ALGORITHMS = ("ts", "fts", "fts-de", "dp-fts", "dp-fts-de")
 ALGORITHM_LABELS = {
@@ -44,92 +39,98 @@ OWN_SAMPLER_LABELS = {"authors": "own GP, fresh random features per sample (the 
                       "shared": "shared features only (ablation: no own GP)"}
 # Landmine: the authors' fixed split (train_test_split, random_state 0) or one drawn from objective_seed.
 SPLITS = ("authors", "seeded")
+CLI_ONLY = "an expert setting of the command line and sweeps; the page keeps the authors' default"
+
+
+def _check_alpha(config, value) -> float:
+    # On synthetic alpha mixes each agent's own function with the shared one (a weight in [0, 1]);
+    # on the real tasks it is a Dirichlet concentration (any positive number).
+    return check_range("alpha", value, 0, 1 if config.dataset == "synthetic" else None, name="heterogeneity alpha")
+
 
 @dataclass(frozen=True)
 class FboConfig:
     """Every parameter of one federated BO experiment (possibly several runs)."""
 
-    algorithm: str = "dp-fts-de"
-    dataset: str = "synthetic"
-    agents: int | None = 200            # None: the task's own number (e.g. 29 landmine fields)
-    iterations: int = 40                # T, iterations after initialisation
-    features: int = 50                  # M random Fourier features
-    lengthscale: float | None = None    # SE lengthscale of the shared features; None: task default
-    noise_var: float | None = None      # lambda of the BLR posterior; None: task default
-    q: float = 0.25                     # sampling probability of an agent per server round
-    z: float = 1.0                      # noise multiplier
-    S: float = 11.0                     # clipping threshold (vectors are clipped to S / sqrt(P))
-    P: int = 2                          # number of sub-regions (DE); DP-FTS and FTS use 1
-    sampling: str = "poisson"           # poisson | fixed (round(N q) agents without replacement)
-    pt_schedule: str = "sqrt"
-    pt_constant: float = 0.5            # 1 - p_t when pt_schedule == "constant"
-    weights: str = "adaptive"           # adaptive | equal | fixed
-    weight_a: float = 15.0              # a in softmax((a I + 1) / T_t)
-    weight_schedule: str = "synthetic"  # synthetic | real
-    local_exploration: bool = True      # False: initial points from the whole domain (App. Fig. 5 ablation)
-    n_init: int = 10                    # initial points per agent
-    fts_variant: str = "target"         # original FTS: one target agent, or all agents concurrently
-    alpha: float | None = None          # task heterogeneity (synthetic mixing weight, Dirichlet alpha); None: default
-    objective_seed: int = 0             # fixes the objective (GP draw, data split), not the runs
-    own_sampler: str = "authors"        # authors | pathwise | shared (see OWN_SAMPLERS)
-    own_features: int = 100             # random features per own sample (the authors' M_target), at most 2000
-    refit_every: int | None = None      # own GP re-fit period in observations; 0 never; None: the task's
-    split: str | None = None            # landmine only: authors (default) | seeded
-    domain: str = "table"               # table | continuous
-    runs: int = 5
-    seed: int = 0
-    accountant: str = "ma"
-    delta: float | None = None          # None: 1 / N^1.1
-    budget: float | None = None         # privacy budget epsilon*; None: no budget
-    calibrate_z: bool = False           # with a budget: choose z so the run ends exactly at the budget
+    algorithm: str = setting("dp-fts-de", choices=ALGORITHMS, label="algorithm", page_param="algorithms")
+    dataset: str = setting("synthetic", choices=DATASETS, label="data set")
+    # None: the task's own number (e.g. 29 landmine fields); the CLI's default.
+    agents: int | None = setting(200, kind=int, optional=True, low=2, noun="number of agents N", link=(2, 100_000),
+                                 cli_default=None, label="agents N",
+                                 help="number of agents N (default: the data set's own, 200 for synthetic)")
+    iterations: int = setting(40, low=1, noun="number of iterations T", link=(1, 10_000), label="iterations T",
+                              help="T, iterations after initialisation")
+    features: int = setting(50, low=1, noun="number of random features M", link=(1, 5000),
+                            label="random features M", help="M random Fourier features")
+    lengthscale: float | None = setting(None, kind=float, low=0, low_open=True, link=(1e-6, 1e6),
+                                        label="lengthscale", help="SE lengthscale (default: the task's)")
+    noise_var: float | None = setting(None, kind=float, low=0, low_open=True, noun="noise variance",
+                                      link=(1e-12, 1e6), label="noise variance",
+                                      help="lambda of the BLR posterior (default: the task's)")
+    q: float = setting(0.25, low=0, high=1, low_open=True, link=(Q_MIN, 1.0), label="q (sampling)",
+                       help="sampling probability of an agent per server round")
+    z: float = setting(1.0, low=0, low_open=True, link=(Z_MIN, Z_MAX), label="z (noise)", help="noise multiplier")
+    S: float = setting(11.0, low=0, low_open=True, link=(1e-9, 1e9), label="S (clipping)",
+                       help="clipping threshold (vectors clipped to S / sqrt(P))")
+    P: int = setting(2, low=1, noun="number of sub-regions P", link=(1, 1000), label="P (sub-regions)",
+                     help="number of sub-regions (FTS-DE / DP-FTS-DE)")
+    sampling: str = setting("poisson", choices=SAMPLING, label="subsampling",
+                            help="poisson (probability q) or fixed (round(N q) agents)")
+    pt_schedule: str = setting("sqrt", choices=PT_SCHEDULES, noun="p_t schedule", label="1 - p_t schedule",
+                               help="1 - p_t = 1/sqrt(t), 1/t, 1/t^2 or constant")
+    pt_constant: float = setting(0.5, low=0, high=1, noun="constant 1 - p_t", label="constant 1 - p_t",
+                                 help="1 - p_t for the constant schedule")
+    weights: str = setting("adaptive", choices=WEIGHTS, label="sub-region weights",
+                           help="adaptive softmax, equal (uniform) or fixed (non-adaptive, T_t = 1)")
+    weight_a: float = setting(15.0, low=0, low_open=True, noun="weight parameter a", link=(1e-9, 1e6),
+                              label="weight a", help="a of the softmax weights")
+    weight_schedule: str = setting("synthetic", choices=WEIGHT_SCHEDULES, noun="weight schedule",
+                                   label="temperature schedule")
+    # False: initial points from the whole domain (App. Fig. 5 ablation).
+    local_exploration: bool = setting(True, label="local exploration at initialisation",
+                                      help="draw initial points from the whole domain instead of the agent's "
+                                           "sub-region")
+    n_init: int = setting(10, low=1, noun="number of initial points", link=(1, 10_000),
+                          label="initial points per agent", help="initial points per agent")
+    fts_variant: str = setting("target", choices=FTS_VARIANTS, noun="FTS variant", label="FTS variant")
+    # Task heterogeneity (synthetic mixing weight in [0, 1], Dirichlet alpha on real tasks); None: the task's.
+    alpha: float | None = setting(None, kind=float, low=0, check=_check_alpha, link=(0.0, 1e6),
+                                  noun="heterogeneity alpha", label="heterogeneity α",
+                                  help="task heterogeneity (default: the task's)")
+    objective_seed: int = setting(0, low=0, noun="objective seed", link=(0, SEED_MAX), label="objective seed",
+                                  help="fixes the objective itself")
+    own_sampler: str = setting("authors", choices=OWN_SAMPLERS, noun="own sampler", not_on_page=CLI_ONLY,
+                               help="an agent's own Thompson sample: authors (its GP, fresh random features), "
+                                    "pathwise (its GP, exact update of a random-feature prior) or shared "
+                                    "(ablation: shared features)")
+    own_features: int = setting(100, low=1, high=2000, noun="number of own random features", not_on_page=CLI_ONLY,
+                                help="random features per own sample (the authors' M_target)")
+    # Own GP re-fit period in observations; 0 never; None: the task's.
+    refit_every: int | None = setting(None, kind=int, low=0, noun="re-fit period", not_on_page=CLI_ONLY,
+                                      help="re-fit each agent's GP hyperparameters every this many observations; "
+                                           "0 never (default: the task's, 5 on real tasks, never on synthetic)")
+    split: str | None = setting(None, kind=str, choices=SPLITS, noun="data split", not_on_page=CLI_ONLY,
+                                help="landmine data split: authors (the paper's fixed split, default) or seeded "
+                                     "(drawn from --objective-seed)")
+    domain: str = setting("table", choices=("table", "continuous"), label="domain")
+    runs: int = setting(5, low=1, noun="number of runs", link=(1, 1000), label="runs",
+                        help="independent runs simulated together")
+    seed: int = setting(0, low=0, link=(0, SEED_MAX), label="seed")
+    accountant: str = setting("ma", choices=ACCOUNTANTS, label="accountant")
+    delta: float | None = setting(None, kind=float, low=0, high=1, low_open=True, high_open=True,
+                                  link=(1e-300, 1 - 1e-9), label="δ", help="default 1 / N^1.1")
+    budget: float | None = setting(None, kind=float, low=0, low_open=True, noun="privacy budget epsilon*",
+                                   link=(1e-6, 1e6), label="privacy budget ε*", help="privacy budget epsilon*")
+    # With a budget: choose z so the run ends exactly at the budget.
+    calibrate_z: bool = setting(False, label="calibrate z", page_param="budget_mode",
+                                help="choose z so that the run ends at the budget")
 
     def __post_init__(self):
-        check_choice("algorithm", self.algorithm, ALGORITHMS)
-        check_choice("dataset", self.dataset, DATASETS)
-        if self.agents is not None:
-            check_int("agents", self.agents, 2, name="number of agents N")
-        check_int("iterations", self.iterations, 1, name="number of iterations T")
-        check_int("features", self.features, 1, name="number of random features M")
-        if self.lengthscale is not None:
-            check_positive("lengthscale", self.lengthscale)
-        if self.noise_var is not None:
-            check_positive("noise_var", self.noise_var, name="noise variance")
-        check_range("q", self.q, 0, 1, low_open=True)
-        check_positive("z", self.z)
-        check_positive("S", self.S)
-        check_int("P", self.P, 1, name="number of sub-regions P")
+        validate(self)
         if self.agents is not None and self.uses_de and self.P > self.agents:
             raise ConfigError(f"P must be at most the number of agents ({self.agents}), got {self.P}.", "P")
-        check_choice("sampling", self.sampling, SAMPLING)
-        check_choice("pt_schedule", self.pt_schedule, PT_SCHEDULES, name="p_t schedule")
-        check_range("pt_constant", self.pt_constant, 0, 1, name="constant 1 - p_t")
-        check_choice("weights", self.weights, WEIGHTS)
-        check_positive("weight_a", self.weight_a, name="weight parameter a")
-        check_choice("weight_schedule", self.weight_schedule, WEIGHT_SCHEDULES, name="weight schedule")
-        check_int("n_init", self.n_init, 1, name="number of initial points")
-        check_choice("fts_variant", self.fts_variant, FTS_VARIANTS, name="FTS variant")
-        if self.alpha is not None:
-            # On synthetic alpha mixes each agent's own function with the shared one (a weight in [0, 1]);
-            # on the real tasks it is a Dirichlet concentration (any positive number).
-            check_range("alpha", self.alpha, 0, 1 if self.dataset == "synthetic" else None,
-                        name="heterogeneity alpha")
-        check_choice("domain", self.domain, ("table", "continuous"))
-        check_int("runs", self.runs, 1, name="number of runs")
-        check_int("seed", self.seed, 0)
-        check_int("objective_seed", self.objective_seed, 0, name="objective seed")
-        check_choice("own_sampler", self.own_sampler, OWN_SAMPLERS, name="own sampler")
-        check_int("own_features", self.own_features, 1, 2000, name="number of own random features")
-        if self.refit_every is not None:
-            check_int("refit_every", self.refit_every, 0, name="re-fit period")
-        if self.split is not None:
-            check_choice("split", self.split, SPLITS, name="data split")
-            if self.dataset != "landmine":
-                raise ConfigError("The data split option applies to the landmine task only.", "split")
-        check_choice("accountant", self.accountant, ACCOUNTANTS)
-        if self.delta is not None:
-            check_probability_open("delta", self.delta)
-        if self.budget is not None:
-            check_positive("budget", self.budget, name="privacy budget epsilon*")
+        if self.split is not None and self.dataset != "landmine":
+            raise ConfigError("The data split option applies to the landmine task only.", "split")
         if self.calibrate_z and self.budget is None:
             raise ConfigError("Calibrating z needs a privacy budget epsilon*.", "budget")
         if self.is_private and not supports(self.accountant, self.sampling):
@@ -161,9 +162,4 @@ class FboConfig:
 
     @classmethod
     def from_dict(cls, data: dict) -> "FboConfig":
-        names = {f.name for f in dataclasses.fields(cls)}
-        unknown = sorted(set(data) - names)
-        if unknown:
-            raise ConfigError(f"Unknown setting(s): {', '.join(unknown)}.")
-        return cls(**data)
-
+        return from_dict(cls, data)

@@ -12,14 +12,8 @@ from dataclasses import dataclass
 
 from engine.hype.datasets import HYPE_DATASETS, max_clients
 from engine.hype.training import candidate_grid
-from engine.validation import (
-    ConfigError,
-    check_choice,
-    check_int,
-    check_positive,
-    check_probability_open,
-    check_range,
-)
+from engine.settings import SEED_MAX, setting, validate
+from engine.validation import ConfigError
 
 MODES = ("simulation", "data")
 MODE_LABELS = {"simulation": "Simulated losses (paper Sec. V-B)", "data": "Real data set (paper Sec. VI)"}
@@ -36,6 +30,23 @@ DEFAULT_EPSILON = 1.0
 # above these the noise is either nothing or overflows the accounting.
 MIN_EPSILON, MAX_EPSILON = 0.01, 1e4
 MAX_SIGMA = 1e6
+# The number of clients when none is given: the paper's simulation (Sec. V-B) and data (Sec. VI) settings.
+DEFAULT_CLIENTS = {"simulation": 250, "data": 100}
+PAGE_DEFAULT = "an expert setting of the command line and sweeps; the page keeps the paper's default"
+
+
+def default_clients(mode: str) -> int:
+    """n when none is given: 250 simulated clients, 100 on a real data set."""
+    return DEFAULT_CLIENTS.get(mode, DEFAULT_CLIENTS["simulation"])
+
+
+def _simulation(config) -> bool:
+    return config.mode == "simulation"
+
+
+def _data(config) -> bool:
+    return config.mode == "data"
+
 
 
 @dataclass(frozen=True)
@@ -48,64 +59,59 @@ class HypeConfig:
     neither, epsilon is ``DEFAULT_EPSILON``.
     """
 
-    mode: str = "simulation"
-    clients: int = 250                  # n
-    candidates: int = 100               # p (simulation; data mode uses the 100 of Table III)
-    good: int = 5                       # |H_good| (simulation)
-    sigma_loss: float = 0.2             # spread of the simulated local losses
-    k: int = 5                          # votes per client
-    epsilon: float | None = None
-    sigma: float | None = None
-    delta: float = 1e-5
-    xi: float = 0.0                     # dropout tolerance: noise scaled for up to xi * n dropouts
-    dropout: float = 0.0                # fraction of clients that actually drop out in every vote
-    repetitions: int = 2000
-    seed: int = 0
-    dataset: str = "digits"             # data mode
-    alpha: float | None = None          # data mode: Dirichlet concentration; None = iid shares
-    good_within: float = 0.02           # data mode: good = test accuracy within this of OPT
-    runs: int = 1                       # data mode: independent splits/trainings (score tables)
-    aggregation: str = "exact"          # exact | secure-sum
+    mode: str = setting("simulation", choices=MODES, label="clients' scores")
+    clients: int = setting(250, low=1, high=MAX_CLIENTS, noun="number of clients n", label="clients n",
+                           cli_default=None, help="number of clients n (simulation: 250, data: 100)")
+    # p (simulation; data mode uses the 100 of Table III)
+    candidates: int = setting(100, low=2, high=MAX_CANDIDATES, noun="number of candidates p", when=_simulation,
+                              label="candidates p", help="number of candidates p (simulation)")
+    good: int = setting(5, low=1, noun="number of good candidates", when=_simulation, link=(1, MAX_CANDIDATES),
+                        label="good |H_good|", help="number of good candidates |H_good| (simulation)")
+    sigma_loss: float = setting(0.2, low=0, low_open=True, when=_simulation, link=(1e-9, 1e6), label="σ_loss",
+                                help="spread of the simulated local losses")
+    k: int = setting(5, low=1, link=(1, MAX_CANDIDATES), label="votes per client k", help="votes per client")
+    epsilon: float | None = setting(None, kind=float, low=MIN_EPSILON, high=MAX_EPSILON, label="ε",
+                                    help="privacy budget (default 1 unless --sigma is given)")
+    sigma: float | None = setting(None, kind=float, low=0, high=MAX_SIGMA, label="σ (on the sum)",
+                                  help="std of the noise on the summed votes instead of --epsilon")
+    delta: float = setting(1e-5, low=0, high=1, low_open=True, high_open=True, link=(1e-300, 1 - 1e-9), label="δ")
+    # Dropout tolerance: noise scaled for up to xi * n dropouts.
+    xi: float = setting(0.0, low=0, high=1, high_open=True, noun="dropout tolerance xi", link=(0.0, 1 - 1e-9),
+                        label="tolerance ξ", help="dropout tolerance: noise scaled for xi * n dropouts")
+    dropout: float = setting(0.0, low=0, high=1, high_open=True, noun="dropout fraction", link=(0.0, 1 - 1e-9),
+                             label="actual dropouts", help="fraction of clients that drop out in every vote")
+    repetitions: int = setting(2000, low=1, high=MAX_REPETITIONS, noun="number of repetitions", label="repetitions")
+    seed: int = setting(0, low=0, link=(0, SEED_MAX), label="seed")
+    dataset: str = setting("digits", choices=HYPE_DATASETS, noun="data set", when=_data, label="data set",
+                           help="data mode")
+    # Data mode: Dirichlet concentration; None = iid shares.
+    alpha: float | None = setting(None, kind=float, low=0, low_open=True, noun="Dirichlet alpha", when=_data,
+                                  link=(1e-9, 1e6), label="Dirichlet α",
+                                  help="Dirichlet concentration of the client split (default: iid)")
+    good_within: float = setting(0.02, low=0, high=1, when=_data, not_on_page=PAGE_DEFAULT,
+                                 help="data mode: a candidate is good within this accuracy of OPT")
+    runs: int = setting(1, low=1, high=MAX_RUNS, noun="number of runs", when=_data, label="runs",
+                        help="data mode: independent splits and trainings")
+    aggregation: str = setting("exact", choices=AGGREGATIONS, not_on_page=PAGE_DEFAULT)
 
     def __post_init__(self):
-        check_choice("mode", self.mode, MODES)
-        check_int("clients", self.clients, 1, MAX_CLIENTS, name="number of clients n")
-        if self.mode == "simulation":
-            check_int("candidates", self.candidates, 2, MAX_CANDIDATES, name="number of candidates p")
-            good = check_int("good", self.good, 1, name="number of good candidates")
-            if good > self.candidates:
-                raise ConfigError(f"The number of good candidates must be at most the number of candidates "
-                                  f"({self.candidates}), got {good}.", "good")
-            check_positive("sigma_loss", self.sigma_loss)
-        k = check_int("k", self.k, 1)
-        if k > self.p:
-            raise ConfigError(f"k must be at most the number of candidates p ({self.p}), got {k}.", "k")
         if self.epsilon is None and self.sigma is None:
             object.__setattr__(self, "epsilon", DEFAULT_EPSILON)
+        validate(self)
+        if self.mode == "simulation" and self.good > self.candidates:
+            raise ConfigError(f"The number of good candidates must be at most the number of candidates "
+                              f"({self.candidates}), got {self.good}.", "good")
+        if self.k > self.p:
+            raise ConfigError(f"k must be at most the number of candidates p ({self.p}), got {self.k}.", "k")
         if self.epsilon is not None and self.sigma is not None:
             raise ConfigError("Give either epsilon or sigma, not both.", "sigma")
-        if self.epsilon is not None:
-            check_range("epsilon", self.epsilon, MIN_EPSILON, MAX_EPSILON)
-        if self.sigma is not None:
-            check_range("sigma", self.sigma, 0, MAX_SIGMA)
-        check_probability_open("delta", self.delta)
-        check_range("xi", self.xi, 0, 1, high_open=True, name="dropout tolerance xi")
-        check_range("dropout", self.dropout, 0, 1, high_open=True, name="dropout fraction")
         if self.dropped >= self.clients:
             raise ConfigError(f"The dropout fraction leaves no client reporting (n = {self.clients}).", "dropout")
-        check_int("repetitions", self.repetitions, 1, MAX_REPETITIONS, name="number of repetitions")
-        check_int("seed", self.seed, 0)
-        check_choice("aggregation", self.aggregation, AGGREGATIONS)
         if self.mode == "data":
-            check_choice("dataset", self.dataset, HYPE_DATASETS, name="data set")
-            if self.alpha is not None:
-                check_positive("alpha", self.alpha, name="Dirichlet alpha")
             largest = max_clients(self.dataset)
             if self.clients > largest:
                 raise ConfigError(f"The {self.dataset} data set can serve at most {largest} clients "
                                   f"(each needs 2 training examples), got {self.clients}.", "clients")
-            check_range("good_within", self.good_within, 0, 1)
-            check_int("runs", self.runs, 1, MAX_RUNS, name="number of runs")
 
     # ------------------------------------------------------------------ derived
 

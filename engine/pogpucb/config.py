@@ -12,13 +12,8 @@ import math
 from dataclasses import dataclass
 
 from engine.pogpucb.tasks import TASKS
-from engine.validation import (
-    ConfigError,
-    check_choice,
-    check_int,
-    check_probability_open,
-    check_range,
-)
+from engine.settings import SEED_MAX, setting, validate
+from engine.validation import ConfigError, check_range
 
 HYPER_MODES = ("shared", "refit")
 HYPER_MODE_LABELS = {
@@ -32,6 +27,26 @@ MAX_RUNS = 200
 MAX_DISTORTION_PAIRS = 100_000
 
 
+PAGE_DEFAULT = "an expert setting of the command line and sweeps; the page keeps the default"
+
+
+def _whole(field: str, low: int, high: int, name: str):
+    """A check of a whole number in [low, high] with a sentence that says what the field is."""
+    def check(config, value) -> int:
+        try:
+            number = check_range(field, value)
+        except ConfigError:
+            raise ConfigError(f"{field} ({name}) must be a number, got {value!r}.", field) from None
+        if number != int(number):
+            raise ConfigError(f"{field} ({name}) must be a whole number, got {value!r}.", field)
+        if number < low:
+            raise ConfigError(f"{field} ({name}) must be at least {low}, got {int(number)}.", field)
+        if number > high:
+            raise ConfigError(f"{field} ({name}) must be at most {high}, got {int(number)}.", field)
+        return int(number)
+    return check
+
+
 @dataclass(frozen=True)
 class PoConfig:
     """Every parameter of one PO-GP-UCB experiment (several runs).
@@ -40,41 +55,41 @@ class PoConfig:
     epsilon = exp(1.1), delta = 1e-5, r = 10, T = 50, delta_ucb = 0.05.
     """
 
-    dataset: str = "synthetic"
-    epsilon: float = math.exp(1.1)
-    delta: float = 1e-5
-    r: int = 10
-    iterations: int = 50                # T
-    runs: int = 20                      # the paper averages 50
-    seed: int = 0
-    initial_points: int = 2             # random rows queried before GP-UCB (not stated in the paper)
-    delta_ucb: float = 0.05             # Theorem 3; beta_t uses delta' = delta_ucb / 2
-    hyperparameters: str = "shared"     # shared | refit
-    refit_every: int = 10               # with "refit": iterations between the modeler's ML fits
-    task_seed: int = 0                  # fixes the task (synthetic GP draw, the curator's ML fit)
-    baseline: bool = True               # also run non-private GP-UCB on X
-    distortion_pairs: int = 2000        # pairs sampled for the distance-distortion histogram
+    dataset: str = setting("synthetic", choices=TASKS, label="data set")
+    epsilon: float = setting(math.exp(1.1), low=MIN_EPSILON, high=MAX_EPSILON, cli_default=None, label="ε",
+                             help="DP epsilon (default: the data set's, exp(1.1) for synthetic)")
+    delta: float = setting(1e-5, low=0, high=1, low_open=True, high_open=True, cli_default=None,
+                           link=(1e-300, 1 - 1e-9), label="δ",
+                           help="DP delta in (0, 1) (default: the data set's, below 1/n)")
+    r: int = setting(10, low=1, high=MAX_R, check=_whole("r", 1, MAX_R, "projection dimension"), cli_type=float,
+                     cli_default=None, label="projection dimension r",
+                     help="projection dimension r (default: the data set's)")
+    iterations: int = setting(50, low=1, high=MAX_ITERATIONS, cli_type=float, label="iterations T",
+                              check=_whole("iterations", 1, MAX_ITERATIONS, "number of GP-UCB iterations T"),
+                              help="GP-UCB iterations T")
+    runs: int = setting(20, low=1, high=MAX_RUNS, check=_whole("runs", 1, MAX_RUNS, "number of runs"),
+                        cli_type=float, label="runs", help="independent runs (own M and initial rows)")  # paper: 50
+    seed: int = setting(0, low=0, link=(0, SEED_MAX), label="seed")
+    # Random rows queried before GP-UCB (not stated in the paper).
+    initial_points: int = setting(2, low=1, high=100, not_on_page=PAGE_DEFAULT,
+                                  help="random rows queried before GP-UCB")
+    # Theorem 3; beta_t uses delta' = delta_ucb / 2.
+    delta_ucb: float = setting(0.05, low=0, high=1, low_open=True, high_open=True, not_on_page=PAGE_DEFAULT,
+                               help="GP-UCB delta_ucb; beta_t uses delta_ucb/2")
+    hyperparameters: str = setting("shared", choices=HYPER_MODES, label="kernel hyperparameters",
+                                   help="shared: the curator's ML fit for both kernels (paper); refit: the "
+                                        "modeler's own fits")
+    # With "refit": iterations between the modeler's ML fits.
+    refit_every: int = setting(10, low=1, high=MAX_ITERATIONS, not_on_page=PAGE_DEFAULT)
+    # Fixes the task (synthetic GP draw, the curator's ML fit).
+    task_seed: int = setting(0, low=0, not_on_page=PAGE_DEFAULT,
+                             help="fixes the synthetic GP draw and the ML fit")
+    baseline: bool = setting(True, not_on_page=PAGE_DEFAULT, help="skip non-private GP-UCB")
+    # Pairs sampled for the distance-distortion histogram.
+    distortion_pairs: int = setting(2000, low=0, high=MAX_DISTORTION_PAIRS, not_on_page=PAGE_DEFAULT)
 
     def __post_init__(self):
-        check_choice("dataset", self.dataset, TASKS)
-        eps = check_range("epsilon", self.epsilon, MIN_EPSILON, MAX_EPSILON)
-        object.__setattr__(self, "epsilon", eps)
-        object.__setattr__(self, "delta", check_probability_open("delta", self.delta))
-        r = _whole("r", self.r, 1, MAX_R, "projection dimension")
-        object.__setattr__(self, "r", r)
-        object.__setattr__(self, "iterations", _whole("iterations", self.iterations, 1, MAX_ITERATIONS,
-                                                      "number of GP-UCB iterations T"))
-        object.__setattr__(self, "runs", _whole("runs", self.runs, 1, MAX_RUNS, "number of runs"))
-        object.__setattr__(self, "seed", check_int("seed", self.seed, 0))
-        object.__setattr__(self, "initial_points", check_int("initial_points", self.initial_points, 1, 100))
-        object.__setattr__(self, "delta_ucb", check_probability_open("delta_ucb", self.delta_ucb))
-        check_choice("hyperparameters", self.hyperparameters, HYPER_MODES)
-        object.__setattr__(self, "refit_every", check_int("refit_every", self.refit_every, 1, MAX_ITERATIONS))
-        object.__setattr__(self, "task_seed", check_int("task_seed", self.task_seed, 0))
-        if not isinstance(self.baseline, bool):
-            raise ConfigError(f"baseline must be true or false, got {self.baseline!r}.", "baseline")
-        object.__setattr__(self, "distortion_pairs",
-                           check_int("distortion_pairs", self.distortion_pairs, 0, MAX_DISTORTION_PAIRS))
+        validate(self, normalize=True)
 
     @property
     def log_epsilon(self) -> float:
@@ -90,21 +105,6 @@ class PoConfig:
 
     def to_dict(self) -> dict:
         return dataclasses.asdict(self)
-
-
-def _whole(field: str, value, low: int, high: int, name: str) -> int:
-    """A whole number in [low, high] with a sentence that says what the field is."""
-    try:
-        number = check_range(field, value)
-    except ConfigError:
-        raise ConfigError(f"{field} ({name}) must be a number, got {value!r}.", field) from None
-    if number != int(number):
-        raise ConfigError(f"{field} ({name}) must be a whole number, got {value!r}.", field)
-    if number < low:
-        raise ConfigError(f"{field} ({name}) must be at least {low}, got {int(number)}.", field)
-    if number > high:
-        raise ConfigError(f"{field} ({name}) must be at most {high}, got {int(number)}.", field)
-    return int(number)
 
 
 def config_from_log_epsilon(log_epsilon: float, **fields) -> PoConfig:

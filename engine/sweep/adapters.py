@@ -19,6 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from engine.limits import Cost, fbo_cost, hype_cost, objective_cost, pogpucb_cost
+from engine.settings import spec
 from engine.sweep.values import annotation_kinds, coerce, derive_seed
 from engine.validation import ConfigError, check_choice
 
@@ -66,8 +67,14 @@ class Adapter:
                 from None
 
     def fields(self) -> dict[str, set[str]]:
-        """Parameter name -> allowed scalar kinds."""
-        return {f.name: annotation_kinds(f.type) for f in dataclasses.fields(self.config_class())}
+        """Parameter name -> allowed scalar kinds: from the field's declaration (:mod:`engine.settings`), else
+        its annotation."""
+        out = {}
+        for f in dataclasses.fields(self.config_class()):
+            declared = spec(f)
+            out[f.name] = (annotation_kinds(f.type) if declared is None
+                           else {declared.kind.__name__} | ({"None"} if declared.optional else set()))
+        return out
 
     def defaults(self) -> dict:
         out = {}

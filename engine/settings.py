@@ -1,0 +1,306 @@
+"""Each configuration field declared once: its default, bounds, choices, label and help.
+
+A tool's configuration dataclass declares every field with :func:`setting`;
+everything else is derived from that one declaration:
+
+- validation (:func:`validate`, called from the config's ``__post_init__``),
+  with the sentences of :mod:`engine.validation`;
+- the command-line option, its help and the args -> config mapping
+  (:func:`add_config_arguments`, :func:`values_from_args`), and the command
+  line that reproduces a configuration (:func:`command_line`);
+- the pages' link parameters (``ui.state.params_of`` reads :func:`spec`);
+- the sweep's known settings (the dataclass fields themselves).
+
+Rules that tie two fields together stay as code in the config's
+``__post_init__``. A field deliberately absent from the pages or the command
+line says why with ``internal="reason"``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import shlex
+from dataclasses import dataclass
+from typing import Any, Callable, Mapping
+
+from engine.validation import ConfigError, check_choice, check_int, check_range
+
+KEY = "dpbo_setting"
+SEED_MAX = 2**31 - 2  # seeds are numpy seeds below 2^31 - 1 (the sweep derives them the same way)
+KINDS = (bool, int, float, str)
+
+
+class _Unset:
+    def __repr__(self):
+        return "UNSET"
+
+
+UNSET = _Unset()   # cli_default not given: the field's own default
+
+
+@dataclass(frozen=True)
+class Spec:
+    """What one field is: see :func:`setting` for the meaning of each attribute."""
+
+    kind: type
+    low: float | None = None
+    high: float | None = None
+    low_open: bool = False
+    high_open: bool = False
+    choices: tuple | None = None
+    optional: bool = False
+    label: str = ""
+    help: str = ""
+    noun: str | None = None
+    flag: str | None = None
+    cli_type: type | None = None
+    cli_default: Any = UNSET
+    link: tuple | None = None
+    when: Callable | None = None
+    check: Callable | None = None
+    internal: str | None = None
+    not_on_page: str | None = None
+    page_param: str | None = None
+
+    def link_bounds(self) -> tuple:
+        """(low, high) a page link may set: ``link`` when given, else the validator's (inclusive) bounds."""
+        if self.link is not None:
+            return self.link
+        return self.low, self.high
+
+
+def setting(default, *, kind: type | None = None, low=None, high=None, low_open: bool = False,
+            high_open: bool = False, choices=None, optional: bool | None = None, label: str = "", help: str = "",
+            noun: str | None = None, flag: str | None = None, cli_type: type | None = None,
+            cli_default=UNSET, link: tuple | None = None, when: Callable | None = None,
+            check: Callable | None = None, internal: str | None = None, not_on_page: str | None = None,
+            page_param: str | None = None):
+    """A dataclass field whose metadata says how to check, show and parse it.
+
+    ``kind`` (bool, int, float, str; default: the default's type) and
+    ``low``/``high`` bound a number (``low_open``/``high_open`` exclude the
+    bound); ``choices`` lists a string's values; ``optional`` allows None
+    (default: when the default is None). ``label`` and ``help`` describe it
+    on pages and the command line; ``noun`` is the name error sentences use
+    (default: the field's name). ``flag`` is the CLI option (default
+    ``--field-name``; a bool flag that defaults to True is ``--no-field-name``);
+    ``cli_type`` parses the option (default ``kind``) and ``cli_default`` is
+    the value when the option is absent (default: the field's default).
+    ``link`` = (low, high) bounds a page's link parameter when they differ
+    from the validator's. ``when(config)`` limits the check to the configs it
+    concerns; ``check(config, value)`` replaces the generic check (a rule of
+    its own wording). ``internal="reason"``: deliberately on no page or CLI;
+    ``not_on_page="reason"``: on the command line (and in sweeps) but on no page;
+    ``page_param``: the page's link parameter that sets this field when it is not the field's own name
+    (e.g. FboConfig's ``algorithm`` is one of the comparison's ``algorithms``).
+    """
+    if kind is None:
+        kind = type(default)
+        if kind not in KINDS:
+            raise TypeError(f"setting({default!r}): give kind=")
+    spec = Spec(kind=kind, low=low, high=high, low_open=low_open, high_open=high_open,
+                choices=None if choices is None else tuple(choices),
+                optional=default is None if optional is None else optional, label=label, help=help, noun=noun,
+                flag=flag, cli_type=cli_type, cli_default=cli_default, link=link, when=when, check=check,
+                internal=internal, not_on_page=not_on_page, page_param=page_param)
+    return dataclasses.field(default=default, metadata={KEY: spec})
+
+
+def spec(field: dataclasses.Field) -> Spec | None:
+    return field.metadata.get(KEY)
+
+
+def specs(cls) -> dict[str, Spec]:
+    """Every declared field of a configuration class (or instance) -> its :class:`Spec`."""
+    return {f.name: spec(f) for f in dataclasses.fields(cls) if spec(f) is not None}
+
+
+def defaults(cls) -> dict:
+    return {f.name: f.default for f in dataclasses.fields(cls) if f.default is not dataclasses.MISSING}
+
+
+# ------------------------------------------------------------------ validation
+
+def check_value(name: str, value, s: Spec):
+    """The generic check of one value against its spec; returns the value as its kind."""
+    noun = s.noun or name
+    if s.kind is bool:
+        if not isinstance(value, bool):
+            raise ConfigError(f"{noun} must be true or false, got {value!r}.", name)
+        return value
+    if s.kind is int:
+        return check_int(name, value, s.low, s.high, name=s.noun)
+    if s.kind is float:
+        return check_range(name, value, s.low, s.high, low_open=s.low_open, high_open=s.high_open, name=s.noun)
+    if s.choices is not None:
+        return check_choice(name, value, s.choices, name=s.noun)
+    if not isinstance(value, str):
+        raise ConfigError(f"{noun} must be text, got {value!r}.", name)
+    return value
+
+
+def validate(config, *, normalize: bool = False) -> None:
+    """Check every declared field of ``config`` (raises ConfigError naming the field).
+
+    ``normalize`` stores the checked value (e.g. 10.0 -> 10 for a whole number) on the frozen config.
+    """
+    for name, s in specs(config).items():
+        if s.when is not None and not s.when(config):
+            continue
+        value = getattr(config, name)
+        if value is None and s.optional:
+            continue
+        checked = s.check(config, value) if s.check is not None else check_value(name, value, s)
+        if normalize:
+            object.__setattr__(config, name, checked)
+
+
+def from_dict(cls, data: Mapping):
+    """``cls(**data)``, refusing names that are no setting of ``cls`` with one sentence."""
+    names = {f.name for f in dataclasses.fields(cls)}
+    unknown = sorted(set(data) - names)
+    if unknown:
+        raise ConfigError(f"Unknown setting(s): {', '.join(unknown)}.")
+    return cls(**data)
+
+
+# ------------------------------------------------------------------ command line
+
+def flag_of(name: str, s: Spec, default=None) -> str:
+    if s.flag:
+        return s.flag
+    option = "--" + name.replace("_", "-")
+    if s.kind is bool and default is True:
+        return "--no-" + name.replace("_", "-")
+    return option
+
+
+def public(cls) -> dict[str, Spec]:
+    """The declared fields a person sets (not internal)."""
+    return {name: s for name, s in specs(cls).items() if s.internal is None}
+
+
+def _help(name: str, s: Spec, default) -> str:
+    text = (s.help or s.label or "").replace("%", "%%")     # argparse formats help with %
+    if s.kind is bool:
+        return text
+    shown = s.cli_default if s.cli_default is not UNSET else default
+    if shown is None:
+        return text
+    suffix = f"default {shown:g}" if isinstance(shown, float) else f"default {shown}"
+    return f"{text} ({suffix})" if text else suffix
+
+
+def add_config_arguments(parser, cls, *, containers: Mapping | None = None, skip=()) -> None:
+    """One option per public field of ``cls``; absent options stay None (see :func:`values_from_args`)."""
+    base = defaults(cls)
+    for name, s in public(cls).items():
+        if name in skip:
+            continue
+        target = (containers or {}).get(name, parser)
+        default = base.get(name)
+        flag = flag_of(name, s, default)
+        if s.kind is bool:
+            target.add_argument(flag, dest=name, action="store_const", const=not default, default=None,
+                                help=_help(name, s, default))
+            continue
+        kwargs = dict(dest=name, default=None, help=_help(name, s, default))
+        if s.choices is not None:
+            kwargs["metavar"] = "{" + ",".join(map(str, s.choices)) + "}"
+        else:
+            kwargs["type"] = s.cli_type or s.kind
+        target.add_argument(flag, **kwargs)
+
+
+def add_config_file_argument(parser) -> None:
+    parser.add_argument("--config", dest="config_file", metavar="FILE", default=None,
+                        help="a configuration JSON (as the pages export it); options given here override it")
+
+
+def read_config_file(path: str, cls) -> dict:
+    """The settings of a configuration JSON, checked against ``cls``'s fields (one sentence on a bad file).
+
+    Accepts a JSON object of settings, ``{"config": {...}}`` or the Federated BO page's export
+    ``{"lines": [{"config": {...}}, ...]}`` with a single line.
+    """
+    try:
+        with open(path, encoding="utf-8") as handle:
+            data = json.load(handle)
+    except FileNotFoundError:
+        raise ConfigError(f"The configuration file {path} does not exist.", "config") from None
+    except (OSError, UnicodeDecodeError) as err:
+        raise ConfigError(f"The configuration file {path} cannot be read ({err.__class__.__name__}).",
+                          "config") from None
+    except json.JSONDecodeError as err:
+        raise ConfigError(f"The configuration file {path} is not JSON (line {err.lineno}).", "config") from None
+    if isinstance(data, dict) and isinstance(data.get("lines"), list):
+        if len(data["lines"]) != 1:
+            raise ConfigError(f"The configuration file {path} holds {len(data['lines'])} lines; the command "
+                              "line runs one (keep one line, or use python -m engine sweep).", "config")
+        data = data["lines"][0]
+    if isinstance(data, dict) and isinstance(data.get("config"), dict):
+        data = data["config"]
+    if not isinstance(data, dict):
+        raise ConfigError(f"The configuration file {path} must hold a JSON object of settings.", "config")
+    names = {f.name for f in dataclasses.fields(cls)}
+    unknown = sorted(set(data) - names)
+    if unknown:
+        raise ConfigError(f"Unknown setting(s) in {path}: {', '.join(unknown)}.", unknown[0])
+    return dict(data)
+
+
+def values_from_args(args, cls) -> dict:
+    """The settings the command line gives: the CLI defaults, then ``--config FILE``, then the options given."""
+    values = {}
+    for name, s in public(cls).items():
+        if s.cli_default is not UNSET:
+            values[name] = s.cli_default
+    path = getattr(args, "config_file", None)
+    if path:
+        values.update(read_config_file(path, cls))
+    for name in public(cls):
+        given = getattr(args, name, None)
+        if given is not None:
+            values[name] = given
+    return values
+
+
+def _format(value) -> str:
+    if isinstance(value, float):
+        text = repr(value)
+        return text[:-2] if text.endswith(".0") and "e" not in text else text
+    return str(value)
+
+
+def command_line(tool: str, config, *, omit=()) -> str:
+    """``python -m engine TOOL --option value ...`` reproducing ``config`` (only the non-default settings).
+
+    Fields the CLI fills differently when absent (``cli_default``) are written whenever they differ from that.
+    """
+    base = defaults(type(config))
+    words = ["python", "-m", "engine", tool]
+    for name, s in public(type(config)).items():
+        if name in omit:
+            continue
+        value = getattr(config, name)
+        absent = s.cli_default if s.cli_default is not UNSET else base.get(name)
+        if _same(value, absent):
+            continue
+        if s.kind is bool:
+            if value != base.get(name):
+                words.append(flag_of(name, s, base.get(name)))
+            continue
+        if value is None:
+            continue
+        words += [flag_of(name, s, base.get(name)), _format(value)]
+    return " ".join(shlex.quote(word) for word in words)
+
+
+def _same(a, b) -> bool:
+    """Equal values of one setting (1 and 1.0 alike; True never equals 1, None only None)."""
+    if isinstance(a, bool) or isinstance(b, bool) or a is None or b is None:
+        return a is b
+    if isinstance(a, (int, float)) and isinstance(b, (int, float)):
+        return float(a) == float(b)
+    return a == b
