@@ -10,20 +10,13 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
-from engine.objectives.registry import DATASETS
+from engine.objectives.registry import DATASETS, check_split
 from engine.privacy import ACCOUNTANTS, SAMPLING, supports
 from engine.privacy.accountants import Q_MIN, Z_MAX, Z_MIN
 from engine.settings import SEED_MAX, from_dict, setting, validate
 from engine.validation import ConfigError, check_range
 
 ALGORITHMS = ("ts", "fts", "fts-de", "dp-fts", "dp-fts-de")
-ALGORITHM_LABELS = {
-    "ts": "TS (no communication)",
-    "fts": "FTS (original, FTS paper)",
-    "fts-de": "FTS-DE (central server, no DP)",
-    "dp-fts": "DP-FTS (P = 1)",
-    "dp-fts-de": "DP-FTS-DE",
-}
 # 1 - p_t as a function of t >= 1.
 PT_SCHEDULES = ("sqrt", "linear", "square", "constant")
 PT_SCHEDULE_LABELS = {"sqrt": "1 - p_t = 1/sqrt(t)", "linear": "1 - p_t = 1/t", "square": "1 - p_t = 1/t^2",
@@ -34,9 +27,6 @@ FTS_VARIANTS = ("target", "concurrent")
 # How an agent draws its own Thompson sample (engine.surrogate.thompson); "shared" is the ablation that
 # samples from the shared random features instead of the agent's own GP.
 OWN_SAMPLERS = ("authors", "pathwise", "shared")
-OWN_SAMPLER_LABELS = {"authors": "own GP, fresh random features per sample (the authors' code)",
-                      "pathwise": "own GP, pathwise conditioning (exact GP update of a random-feature prior)",
-                      "shared": "shared features only (ablation: no own GP)"}
 # Landmine: the authors' fixed split (train_test_split, random_state 0) or one drawn from objective_seed.
 SPLITS = ("authors", "seeded")
 CLI_ONLY = "an expert setting of the command line and sweeps; the page keeps the authors' default"
@@ -129,8 +119,7 @@ class FboConfig:
         validate(self)
         if self.agents is not None and self.uses_de and self.P > self.agents:
             raise ConfigError(f"P must be at most the number of agents ({self.agents}), got {self.P}.", "P")
-        if self.split is not None and self.dataset != "landmine":
-            raise ConfigError("The data split option applies to the landmine task only.", "split")
+        check_split(self.dataset, self.split)
         if self.calibrate_z and self.budget is None:
             raise ConfigError("Calibrating z needs a privacy budget epsilon*.", "budget")
         if self.is_private and not supports(self.accountant, self.sampling):

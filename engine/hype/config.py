@@ -18,8 +18,6 @@ from engine.validation import ConfigError
 MODES = ("simulation", "data")
 MODE_LABELS = {"simulation": "Simulated losses (paper Sec. V-B)", "data": "Real data set (paper Sec. VI)"}
 AGGREGATIONS = ("exact", "secure-sum")
-AGGREGATION_LABELS = {"exact": "Summed noise drawn at once (fast)",
-                      "secure-sum": "Client by client through secure summation (slow, same law)"}
 DATA_CANDIDATES = len(candidate_grid())  # the paper's Table III
 MAX_CLIENTS = 10_000
 MAX_CANDIDATES = 1_000
