@@ -26,9 +26,9 @@ from concurrent.futures import FIRST_COMPLETED, wait
 from typing import Iterable, Iterator
 
 from engine.cancel import checkpoint
-from engine.hosting import dask_scheduler
+from engine.hosting import dask_scheduler, is_hosted
 from engine.limits import check_workers
-from engine.sweep.cell import CellOutcome, describe_error, run_cell
+from engine.sweep.cell import CellOutcome, describe_error, error_kind, run_cell
 from engine.validation import ConfigError, check_choice, check_int
 
 EXECUTORS = ("local", "joblib", "dask")
@@ -116,8 +116,9 @@ def run_processes(cells: list, tool: str, workers: int | None = None) -> Iterato
                 try:
                     outcome = future.result()
                 except Exception as err:  # noqa: BLE001 - e.g. a worker killed by the OS
-                    raise SweepAborted(f"A worker process stopped ({describe_error(err)}); finished cells are "
-                                       "saved, rerun the same command to resume.") from None
+                    detail = "" if is_hosted() else f" ({describe_error(err)})"
+                    raise SweepAborted(f"A worker process stopped{detail}; finished cells are saved, rerun the "
+                                       "same command to resume.") from None
                 yield cell, outcome
     finally:
         _settle(futures)
@@ -206,7 +207,7 @@ def run_dask(cells: list, tool: str, workers: int | None = None, scheduler: str 
                 try:
                     outcome = future.result()
                 except Exception as err:  # noqa: BLE001 - e.g. KilledWorker: record it on the cell
-                    outcome = CellOutcome(error=describe_error(err))
+                    outcome = CellOutcome(error=describe_error(err), kind=error_kind(err))
                 yield cell, outcome
                 future.release()
     finally:
