@@ -25,7 +25,7 @@ from ui.reproduction_view import preset_note
 from ui.routes import TRADEOFF, page_link
 from ui.sweep_figures import frontier_figure, heatmap_figure, settings_table
 from ui.table_build import missing_data
-from ui.tables import readable
+from ui.tables import readable, within_style_limit
 
 TRADEOFF.configure()
 ignored = controls.init()
@@ -148,6 +148,9 @@ def show_results(result: dict) -> None:
         st.warning(f"Cell {failure.get('setting')}: {failure.get('error')}", icon=":material/warning:")
     for note in controls.provenance(result):
         st.info(note, icon=":material/history:")
+    if not summary["utility"].notna().any():
+        st.info("No setting finished: every cell failed, so there is no frontier to draw. The failures are "
+                "listed above; lower what they name and run the sweep again.", icon=":material/info:")
     tied = ties(pair_differences(table))
     if result.get("preset") not in (None, controls.CUSTOM):
         preset_note(result["preset"])
@@ -181,7 +184,7 @@ def show_results(result: dict) -> None:
         default = int(np.flatnonzero(summary["cell"].to_numpy() == picked)[0])
     else:
         front = summary[summary["pareto"]]
-        best = front["utility"].idxmin() if lower else front["utility"].idxmax() if len(front) else 0
+        best = (front["utility"].idxmin() if lower else front["utility"].idxmax()) if len(front) else 0
         default = int(best) if len(front) else 0
     c1, c2 = st.columns([2, 1.4], vertical_alignment="bottom")
     choice = c1.selectbox("setting to open on its own page (or click a point)", range(len(summary)),
@@ -213,7 +216,10 @@ def show_results(result: dict) -> None:
     d2.download_button("Download Parquet", buffer.getvalue(), file_name="sweep.parquet",
                        mime="application/octet-stream", icon=":material/download:", key="sw_download_parquet")
     with st.expander(f"All {len(table)} rows (one per cell x run)"):
-        st.dataframe(readable(table), hide_index=True)
+        rows, note = within_style_limit(table)
+        if note:
+            st.caption(note)
+        st.dataframe(readable(rows), hide_index=True)
 
 
 if controls.RESULT_KEY in st.session_state:
