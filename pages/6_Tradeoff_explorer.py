@@ -14,7 +14,8 @@ from engine.objectives import dataset_label
 from engine.objectives.registry import data_status
 from engine.paths import cache_dir
 from engine.sweep import SweepSummary, get_adapter, iter_sweep, read_table, spec_cost, summarise, varied_parameters
-from engine.sweep.analysis import is_full_grid, lower_is_better, pair_differences, setting_params, ties
+from engine.sweep.analysis import (ALL_PAIRS_MAX_SETTINGS, is_full_grid, lower_is_better, pair_differences,
+                                   setting_params, ties)
 from engine.validation import ConfigError
 from ui import sweep_controls as controls
 from ui.charts import show
@@ -152,6 +153,9 @@ def show_results(result: dict) -> None:
         st.info("No setting finished: every cell failed, so there is no frontier to draw. The failures are "
                 "listed above; lower what they name and run the sweep again.", icon=":material/info:")
     tied = ties(pair_differences(table))
+    if int((~summary["reference"]).sum()) > ALL_PAIRS_MAX_SETTINGS:
+        st.caption(f"More than {ALL_PAIRS_MAX_SETTINGS} settings: only neighbours along each line are compared "
+                   "for \"within 1 s.e. of\".")
     if result.get("preset") not in (None, controls.CUSTOM):
         preset_note(result["preset"])
 
