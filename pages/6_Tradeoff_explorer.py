@@ -9,11 +9,11 @@ import pandas as pd
 import streamlit as st
 
 from engine.hosting import dask_scheduler
-from engine.limits import HostLimits, check
+from engine.limits import check
 from engine.objectives import dataset_label
 from engine.objectives.registry import data_status
 from engine.paths import cache_dir
-from engine.sweep import SweepSummary, get_adapter, iter_sweep, read_table, spec_cost, summarise, varied_parameters
+from engine.sweep import SweepSummary, get_adapter, iter_sweep, read_upload, spec_cost, summarise, varied_parameters
 from engine.sweep.analysis import (ALL_PAIRS_MAX_SETTINGS, is_full_grid, lower_is_better, pair_differences,
                                    setting_params, ties)
 from engine.validation import ConfigError
@@ -112,8 +112,7 @@ with upload_tab:
     if upload is not None and st.session_state.get("sw_upload_id") != upload.file_id:
         try:
             limit_mb = float(st.get_option("server.maxUploadSize"))
-            table = compute(read_table, io.BytesIO(upload.getvalue()), upload.name, max_bytes=int(limit_mb * 2**20),
-                            max_rows=HostLimits.from_env().max_upload_rows)
+            table = compute(read_upload, io.BytesIO(upload.getvalue()), upload.name, max_bytes=int(limit_mb * 2**20))
         except ConfigError as err:
             st.error(str(err), icon=":material/error:")
         else:
