@@ -9,12 +9,13 @@ import pandas as pd
 import streamlit as st
 
 from engine.hosting import dask_scheduler
-from engine.limits import HostLimits, check
+from engine.limits import check
 from engine.objectives import dataset_label
 from engine.objectives.registry import data_status
 from engine.paths import cache_dir
-from engine.sweep import SweepSummary, get_adapter, iter_sweep, read_table, spec_cost, summarise, varied_parameters
-from engine.sweep.analysis import is_full_grid, lower_is_better, pair_differences, setting_params, ties
+from engine.sweep import SweepSummary, get_adapter, iter_sweep, read_upload, spec_cost, summarise, varied_parameters
+from engine.sweep.analysis import (ALL_PAIRS_MAX_SETTINGS, is_full_grid, lower_is_better, pair_differences,
+                                   setting_params, ties)
 from engine.validation import ConfigError
 from ui import sweep_controls as controls
 from ui.charts import show
@@ -25,7 +26,7 @@ from ui.reproduction_view import preset_note
 from ui.routes import TRADEOFF, page_link
 from ui.sweep_figures import frontier_figure, heatmap_figure, settings_table
 from ui.table_build import missing_data
-from ui.tables import readable
+from ui.tables import readable, within_style_limit
 
 TRADEOFF.configure()
 ignored = controls.init()
@@ -111,8 +112,7 @@ with upload_tab:
     if upload is not None and st.session_state.get("sw_upload_id") != upload.file_id:
         try:
             limit_mb = float(st.get_option("server.maxUploadSize"))
-            table = compute(read_table, io.BytesIO(upload.getvalue()), upload.name, max_bytes=int(limit_mb * 2**20),
-                            max_rows=HostLimits.from_env().max_upload_rows)
+            table = compute(read_upload, io.BytesIO(upload.getvalue()), upload.name, max_bytes=int(limit_mb * 2**20))
         except ConfigError as err:
             st.error(str(err), icon=":material/error:")
         else:
@@ -148,7 +148,13 @@ def show_results(result: dict) -> None:
         st.warning(f"Cell {failure.get('setting')}: {failure.get('error')}", icon=":material/warning:")
     for note in controls.provenance(result):
         st.info(note, icon=":material/history:")
+    if not summary["utility"].notna().any():
+        st.info("No setting finished: every cell failed, so there is no frontier to draw. The failures are "
+                "listed above; lower what they name and run the sweep again.", icon=":material/info:")
     tied = ties(pair_differences(table))
+    if int((~summary["reference"]).sum()) > ALL_PAIRS_MAX_SETTINGS:
+        st.caption(f"More than {ALL_PAIRS_MAX_SETTINGS} settings: only neighbours along each line are compared "
+                   "for \"within 1 s.e. of\".")
     if result.get("preset") not in (None, controls.CUSTOM):
         preset_note(result["preset"])
 
@@ -181,7 +187,7 @@ def show_results(result: dict) -> None:
         default = int(np.flatnonzero(summary["cell"].to_numpy() == picked)[0])
     else:
         front = summary[summary["pareto"]]
-        best = front["utility"].idxmin() if lower else front["utility"].idxmax() if len(front) else 0
+        best = (front["utility"].idxmin() if lower else front["utility"].idxmax()) if len(front) else 0
         default = int(best) if len(front) else 0
     c1, c2 = st.columns([2, 1.4], vertical_alignment="bottom")
     choice = c1.selectbox("setting to open on its own page (or click a point)", range(len(summary)),
@@ -213,7 +219,10 @@ def show_results(result: dict) -> None:
     d2.download_button("Download Parquet", buffer.getvalue(), file_name="sweep.parquet",
                        mime="application/octet-stream", icon=":material/download:", key="sw_download_parquet")
     with st.expander(f"All {len(table)} rows (one per cell x run)"):
-        st.dataframe(readable(table), hide_index=True)
+        rows, note = within_style_limit(table)
+        if note:
+            st.caption(note)
+        st.dataframe(readable(rows), hide_index=True)
 
 
 if controls.RESULT_KEY in st.session_state:

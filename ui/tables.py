@@ -11,6 +11,7 @@ import math
 import pandas as pd
 
 MISSING = "—"
+MAX_STYLED_CELLS = 262_144   # pandas' Styler refuses more cells (styler.render.max_elements)
 
 
 def _cell(value, digits: int):
@@ -41,3 +42,13 @@ def readable(table: pd.DataFrame, digits: int = 4, formats: dict[str, str] | Non
             shown[column] = shown[column].map(text(column)).astype(str)
     return shown.style.format({column: text(column) for column in shown.columns
                                if pd.api.types.is_float_dtype(shown[column])})
+
+
+def within_style_limit(table: pd.DataFrame, max_cells: int = MAX_STYLED_CELLS) -> tuple[pd.DataFrame, str | None]:
+    """The first rows of ``table`` that :func:`readable` can style, and a sentence when rows were left out."""
+    columns = max(1, len(table.columns))
+    keep = max(1, max_cells // columns)
+    if len(table) <= keep:
+        return table, None
+    return table.head(keep), (f"Showing the first {keep:,} of the {len(table):,} rows (a table shows at most "
+                              f"{max_cells:,} cells here); download the table for all of them.")

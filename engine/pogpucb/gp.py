@@ -18,6 +18,10 @@ from engine.blas import single_threaded_blas
 from engine.cancel import checkpoint
 
 
+ANCHOR_FACTOR = 100.0   # how far outside the data's distances a length-scale grid may be centred
+ROUNDING = 1e-10        # squared distances below this fraction of the data's scale are repeated rows
+
+
 @dataclass(frozen=True)
 class SEHyper:
     """Hyperparameters of the isotropic SE kernel plus the Gaussian noise variance."""
@@ -130,7 +134,8 @@ def fit_isotropic(X, y, rng: np.random.Generator | None = None, *, lengthscale_g
     y : array (m,)
     rng : unused, kept so callers can pass their generator uniformly.
     lengthscale_guess : float, optional
-        Centre of the length-scale grid (default: the median pairwise distance);
+        Centre of the length-scale grid (default: the median pairwise distance),
+        held within a factor 100 of the data's smallest and largest distance;
         the grid spans a factor 100 either side.
     noise_floor : float
         Smallest noise-to-signal variance ratio considered.
@@ -140,11 +145,35 @@ def fit_isotropic(X, y, rng: np.random.Generator | None = None, *, lengthscale_g
                               n_lengthscales)
 
 
+def _anchored(guess: float, positive_d2: np.ndarray) -> float:
+    """The centre of the length-scale grid, held within a factor 100 of the data's smallest and largest distance.
+
+    A refit centres its grid on the previous fit's length-scale. Without this
+    anchor a run of fits that each pick the short end of their grid (a modeler
+    that queries the same few rows again and again, where every length-scale
+    shorter than the closest pair of rows explains the data equally well)
+    walks the grid down by a factor 100 per fit until the length-scale
+    underflows and the kernel matrix becomes NaN. Far below the closest pair
+    or far beyond the widest one the likelihood no longer changes, so nothing
+    is lost by stopping there; a grid centred on the median distance (the
+    first fit) is never moved.
+    """
+    if positive_d2.size == 0:       # one distinct input: every length-scale gives the same kernel
+        return guess if np.isfinite(guess) and guess > 0 else 1.0
+    lo, hi = float(np.sqrt(positive_d2.min())) / ANCHOR_FACTOR, float(np.sqrt(positive_d2.max())) * ANCHOR_FACTOR
+    if not np.isfinite(guess) or guess <= 0:
+        return float(np.sqrt(lo * hi))
+    return float(np.clip(guess, lo, hi))
+
+
 def _fit_isotropic(X, y, lengthscale_guess, noise_floor, n_lengthscales) -> SEHyper:
     d2 = sq_dists(X, X)
+    positive = d2[d2 > 0]
     if lengthscale_guess is None:
-        positive = d2[d2 > 0]
         lengthscale_guess = float(np.sqrt(np.median(positive))) if positive.size else 1.0
+    # Repeated rows come out of sq_dists at rounding level (1e-16 |x|^2), not 0: they are not distances.
+    apart = d2[d2 > ROUNDING * max(float(d2.max(initial=0.0)), float((X * X).sum(1).max(initial=0.0)))]
+    lengthscale_guess = _anchored(lengthscale_guess, apart)
     log_g = np.linspace(np.log(noise_floor), np.log(10.0), 300)
 
     def best_for(log_l: float):

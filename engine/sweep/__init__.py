@@ -24,6 +24,7 @@ _EXPORTS = {
     **dict.fromkeys(("Progress", "SweepSummary", "comparable", "iter_sweep", "run_sweep", "spec_cost"), "runner"),
     **dict.fromkeys(("COMBINE", "Cell", "SweepSpec"), "spec"),
     **dict.fromkeys(("PartStore", "read_table", "write_table"), "store"),
+    **dict.fromkeys(("read_upload", "upload_price"), "upload"),
     **dict.fromkeys(("parse_assignment", "parse_setting", "parse_value"), "values"),
 }
 __all__ = sorted(_EXPORTS)

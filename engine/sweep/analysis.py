@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from engine.cancel import checkpoint
 from engine.sweep.adapters import ADAPTERS
 from engine.sweep.cell import META_COLUMNS
 
@@ -136,8 +137,48 @@ def _run_keys(rows: pd.DataFrame) -> list[str]:
     return keys if len(keys) == 2 else [c for c in ("replicate", "run") if c in rows]
 
 
-def pair_differences(table: pd.DataFrame) -> pd.DataFrame:
-    """Every pair of private settings: the difference of their mean utility and its standard error over runs.
+ALL_PAIRS_MAX_SETTINGS = 100   # up to this many settings every pair is compared (4,950 pairs at most)
+PAIR_SECONDS = 4e-4            # one comparison of two settings' runs (pandas, on the development machine)
+SETTING_SECONDS = 2e-3         # summarising one setting and finding its neighbours
+
+
+def pair_count(settings: int, max_settings: int = ALL_PAIRS_MAX_SETTINGS) -> int:
+    """How many pairs :func:`pair_differences` compares for ``settings`` private settings (an upper bound)."""
+    settings = max(0, int(settings))
+    if settings <= max_settings:
+        return settings * (settings - 1) // 2
+    return 2 * settings        # neighbours along the figure's lines: fewer than two per setting and line
+
+
+def pair_seconds(settings: int, max_settings: int = ALL_PAIRS_MAX_SETTINGS) -> float:
+    """Estimated seconds of :func:`pair_differences` for a table of ``settings`` private settings."""
+    return pair_count(settings, max_settings) * PAIR_SECONDS + max(0, int(settings)) * SETTING_SECONDS
+
+
+def neighbour_pairs(table: pd.DataFrame) -> list[tuple[str, str]]:
+    """Pairs of settings next to each other on a line of the frontier figure (:func:`series`)."""
+    summary = summarise(table)
+    if not len(summary):
+        return []
+    pairs: list[tuple[str, str]] = []
+    seen: set[frozenset] = set()
+    for _, points in series(summary, varied_parameters(table)):
+        names = points["setting"].tolist()
+        for a, b in zip(names, names[1:]):
+            if a != b and frozenset((a, b)) not in seen:
+                seen.add(frozenset((a, b)))
+                pairs.append((a, b))
+    return pairs
+
+
+def pair_differences(table: pd.DataFrame, max_settings: int = ALL_PAIRS_MAX_SETTINGS) -> pd.DataFrame:
+    """Pairs of private settings: the difference of their mean utility and its standard error over runs.
+
+    Up to ``max_settings`` settings every pair is compared; a larger table
+    (an upload may hold thousands, and all pairs grow as their square) compares
+    only the neighbours along the lines of the frontier figure, which are the
+    pairs the page draws as "cannot be ordered" (see :func:`pair_count`). A
+    cancel checkpoint runs between settings.
 
     Utility per run is already the mean over agents (the adapters write one
     row per run). When both settings ran on the same seeds (a sweep's common
@@ -146,8 +187,8 @@ def pair_differences(table: pd.DataFrame) -> pd.DataFrame:
     sqrt(se_a^2 + se_b^2). ``tied`` marks a pair whose difference is within
     one standard error: its runs cannot tell which setting is better.
 
-    Columns: ``a, b`` (setting labels, in sweep order), ``difference`` (a - b),
-    ``se``, ``paired``, ``tied``.
+    Columns: ``a, b`` (setting labels, in sweep order for all pairs, along a
+    line for neighbours), ``difference`` (a - b), ``se``, ``paired``, ``tied``.
     """
     columns = ["a", "b", "difference", "se", "paired", "tied"]
     if table is None or not len(table) or "setting" not in table:
@@ -157,21 +198,32 @@ def pair_differences(table: pd.DataFrame) -> pd.DataFrame:
         ok = ok[ok["role"] == "setting"]
     ok = ok[np.isfinite(ok["privacy_loss"].to_numpy(float))] if "privacy_loss" in ok else ok
     keys = _run_keys(ok)
-    by_setting = {name: group.set_index(keys)["utility"] if keys else group["utility"]
-                  for name, group in ok.groupby("setting", sort=False)}
+    runs = {}
+    for name, group in ok.groupby("setting", sort=False):
+        checkpoint()
+        values = (group.set_index(keys)["utility"] if keys else group["utility"]).dropna()
+        runs[name] = (values, frozenset(values.index) if keys and values.index.is_unique else None,
+                      float(values.mean()) if len(values) else np.nan, _stderr(values))
+    names = list(runs)
+    if len(names) <= max_settings:
+        pairs = ((a, b) for i, a in enumerate(names) for b in names[i + 1:])
+    else:
+        pairs = (p for p in neighbour_pairs(table) if p[0] in runs and p[1] in runs)
     rows = []
-    names = list(by_setting)
-    for i, a in enumerate(names):
-        for b in names[i + 1:]:
-            ua, ub = by_setting[a].dropna(), by_setting[b].dropna()
-            paired = bool(keys) and ua.index.is_unique and ub.index.is_unique and len(ua) > 1 \
-                and set(ua.index) == set(ub.index)
-            if paired:
-                diffs = ua - ub.reindex(ua.index)
-                difference, se = float(diffs.mean()), _stderr(diffs)
-            else:
-                difference, se = float(ua.mean() - ub.mean()), float(np.hypot(_stderr(ua), _stderr(ub)))
-            rows.append((a, b, difference, se, paired, bool(abs(difference) <= se)))
+    last = None
+    for a, b in pairs:
+        if a != last:
+            checkpoint()
+            last = a
+        ua, index_a, mean_a, se_a = runs[a]
+        ub, index_b, mean_b, se_b = runs[b]
+        paired = index_a is not None and index_a == index_b and len(ua) > 1
+        if paired:
+            diffs = ua - ub.reindex(ua.index)
+            difference, se = float(diffs.mean()), _stderr(diffs)
+        else:
+            difference, se = mean_a - mean_b, float(np.hypot(se_a, se_b))
+        rows.append((a, b, difference, se, paired, bool(abs(difference) <= se)))
     return pd.DataFrame(rows, columns=columns)
 
 

@@ -38,6 +38,7 @@ class CellOutcome:
     seconds: float = 0.0
     cpu_seconds: float = 0.0     # CPU time of the worker process: tells contention apart from cost
     metric: str | None = None
+    kind: str | None = None      # what failed: "setting" (a ConfigError), "memory", or "computation"
 
 
 def describe_error(err: BaseException) -> str:
@@ -46,6 +47,36 @@ def describe_error(err: BaseException) -> str:
         return str(err)
     message = str(err).strip().splitlines()[0] if str(err).strip() else ""
     return f"{type(err).__name__}: {message}" if message else type(err).__name__
+
+
+# What a visitor may lower when a cell of a tool runs out of memory or breaks in its numerics.
+SIZE_KNOBS = {
+    "fbo": "the number of agents, P, the iterations or the runs",
+    "hype": "the number of clients, candidates or repetitions",
+    "pogpucb": "the iterations, the runs or how often the hyperparameters are refitted",
+    "toy": "x or the number of runs",
+}
+
+
+def error_kind(err: BaseException) -> str:
+    if isinstance(err, ConfigError):
+        return "setting"
+    return "memory" if isinstance(err, MemoryError) else "computation"
+
+
+def public_error(tool: str, outcome: CellOutcome) -> str | None:
+    """The one sentence a hosted page shows for a failed cell: what failed and what to lower, no exception text.
+
+    A refused setting (a ConfigError) is already such a sentence and is kept.
+    """
+    if outcome.error is None:
+        return None
+    if outcome.kind == "setting":
+        return outcome.error
+    knobs = SIZE_KNOBS.get(tool, "the size of the setting")
+    if outcome.kind == "memory":
+        return f"This setting needed more memory than this server has; lower {knobs} and run it again."
+    return f"This setting failed during the computation; lower {knobs}, or change the setting, and run it again."
 
 
 def run_cell(tool: str, params: dict, runs: int) -> CellOutcome:
@@ -57,7 +88,7 @@ def run_cell(tool: str, params: dict, runs: int) -> CellOutcome:
             raise RuntimeError(f"the engine returned {len(outcomes)} runs instead of {runs}")
     except Exception as err:  # noqa: BLE001 - a failing cell is data, not a crash
         return CellOutcome(error=describe_error(err), seconds=time.perf_counter() - start,
-                           cpu_seconds=time.process_time() - cpu)
+                           cpu_seconds=time.process_time() - cpu, kind=error_kind(err))
     return CellOutcome(utility=[o.utility for o in outcomes], privacy_loss=[o.privacy_loss for o in outcomes],
                        privacy_delta=[o.privacy_delta for o in outcomes], seconds=time.perf_counter() - start,
                        cpu_seconds=time.process_time() - cpu,

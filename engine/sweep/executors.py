@@ -26,9 +26,9 @@ from concurrent.futures import FIRST_COMPLETED, wait
 from typing import Iterable, Iterator
 
 from engine.cancel import checkpoint
-from engine.hosting import dask_scheduler
+from engine.hosting import dask_scheduler, is_hosted
 from engine.limits import check_workers
-from engine.sweep.cell import CellOutcome, describe_error, run_cell
+from engine.sweep.cell import CellOutcome, describe_error, error_kind, run_cell
 from engine.validation import ConfigError, check_choice, check_int
 
 EXECUTORS = ("local", "joblib", "dask")
@@ -81,27 +81,61 @@ def run_local(cells: list, tool: str) -> Iterator[tuple]:
 
 
 def run_processes(cells: list, tool: str, workers: int | None = None) -> Iterator[tuple]:
-    """Run cells in their own worker processes (loky, as joblib does); killed when the stream closes."""
+    """Run cells in their own worker processes (loky, as joblib does); killed when the stream closes.
+
+    At most one cell more than there are workers is submitted at a time (what
+    the pool's call queue holds), so every submitted cell has left the pool's
+    queue of work ids when the stream closes: loky's manager thread, shut down
+    with ``kill_workers`` while ids still wait there, dies on a KeyError and
+    leaves its queues, pipes and feeder threads behind (a leak per abandoned
+    sweep). Closing waits for that thread, so a closed stream holds nothing.
+    """
     from joblib.externals.loky import ProcessPoolExecutor
 
     n_jobs = min(workers or default_workers(), max(1, len(cells)))
     with _main_script_hidden():
         executor = ProcessPoolExecutor(max_workers=n_jobs, initializer=worker_init, initargs=(os.getpid(),))
-    futures = {executor.submit(run_cell, tool, c.params, c.runs): c for c in cells}
-    pending = set(futures)
+    futures: dict = {}
     try:
-        while pending:
+        waiting = iter(cells)
+
+        def submit() -> None:
+            while len(futures) <= n_jobs:       # the workers' cells and one queued behind them
+                cell = next(waiting, None)
+                if cell is None:
+                    return
+                futures[executor.submit(run_cell, tool, cell.params, cell.runs)] = cell
+
+        submit()
+        while futures:
             checkpoint()
-            done, pending = wait(pending, timeout=POLL_SECONDS, return_when=FIRST_COMPLETED)
-            for future in done:
+            done, _ = wait(futures, timeout=POLL_SECONDS, return_when=FIRST_COMPLETED)
+            finished = [(future, futures.pop(future)) for future in done]
+            submit()        # keep the workers busy while the driver writes what finished
+            for future, cell in finished:
                 try:
                     outcome = future.result()
                 except Exception as err:  # noqa: BLE001 - e.g. a worker killed by the OS
-                    raise SweepAborted(f"A worker process stopped ({describe_error(err)}); finished cells are "
-                                       "saved, rerun the same command to resume.") from None
-                yield futures[future], outcome
+                    detail = "" if is_hosted() else f" ({describe_error(err)})"
+                    raise SweepAborted(f"A worker process stopped{detail}; finished cells are saved, rerun the "
+                                       "same command to resume.") from None
+                yield cell, outcome
     finally:
-        executor.shutdown(wait=False, kill_workers=True)
+        _settle(futures)
+        executor.shutdown(wait=True, kill_workers=True)
+
+
+def _settle(futures, limit: float = 2.0) -> None:
+    """Wait (briefly) until the pool has taken every submitted cell off its queue of work ids.
+
+    A future turns running (or cancelled) exactly when loky's manager thread
+    moves its id to the call queue; with no more cells submitted than that
+    queue holds this takes microseconds, and afterwards a shutdown that kills
+    the workers finds no id left to trip over.
+    """
+    end = time.monotonic() + limit
+    while any(not (f.running() or f.done()) for f in futures) and time.monotonic() < end:
+        time.sleep(0.002)
 
 
 def connect_dask(scheduler: str | None, workers: int | None):
@@ -173,7 +207,7 @@ def run_dask(cells: list, tool: str, workers: int | None = None, scheduler: str 
                 try:
                     outcome = future.result()
                 except Exception as err:  # noqa: BLE001 - e.g. KilledWorker: record it on the cell
-                    outcome = CellOutcome(error=describe_error(err))
+                    outcome = CellOutcome(error=describe_error(err), kind=error_kind(err))
                 yield cell, outcome
                 future.release()
     finally:

@@ -4,16 +4,17 @@ from __future__ import annotations
 
 import json
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable, Iterator
 
 import pandas as pd
 
 from engine.cache import enforce_limit, in_cache
+from engine.hosting import is_hosted
 from engine.limits import Cost, check_workers, format_seconds, sweep_cost
 from engine.sweep.adapters import get_adapter
-from engine.sweep.cell import TIMING_COLUMNS, cell_rows
+from engine.sweep.cell import TIMING_COLUMNS, cell_rows, public_error
 from engine.sweep.executors import default_workers, execute
 from engine.sweep.spec import Cell, SweepSpec
 from engine.sweep.store import PartStore, write_table
@@ -129,10 +130,14 @@ def iter_sweep(spec: SweepSpec, out: str | Path, *, executor: str = "joblib", wo
         Build shared inputs (e.g. cached objective tables) in this process
         first; default: yes unless cells run on a remote scheduler.
 
+    In hosting mode (:func:`engine.hosting.is_hosted`) a failed cell records
+    one sentence (what failed, what to lower), never the exception's text.
+
     Stopping the generator early (or an interrupt) keeps every finished cell on
     disk and writes the table of the cells finished so far.
     """
     start = time.perf_counter()
+    hosted = is_hosted()
     adapter = get_adapter(spec.tool)
     cells = spec.cells(adapter)
     store = PartStore(out)
@@ -172,6 +177,9 @@ def iter_sweep(spec: SweepSpec, out: str | Path, *, executor: str = "joblib", wo
         yield progress()
         stream = execute(pending, spec.tool, executor, workers=workers, scheduler=scheduler, client=client)
         for cell, outcome in stream:
+            if hosted and outcome.error is not None:
+                # Visitors see what failed and what to lower, never an exception's text.
+                outcome = replace(outcome, error=public_error(spec.tool, outcome))
             rows = cell_rows(spec.tool, cell, outcome, adapter.metric)
             store.write(cell.key, rows)           # on disk before anyone hears of it
             parts[cell.key] = rows

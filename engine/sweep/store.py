@@ -79,6 +79,11 @@ def read_table(source, name: str | None = None, *, max_bytes: int | None = None,
         raise
     except Exception as err:  # noqa: BLE001 - any unreadable file gets one sentence
         raise ConfigError(f"Could not read {name} as a sweep table ({type(err).__name__}).") from None
+    return finish_table(frame, name)
+
+
+def finish_table(frame: pd.DataFrame, name: str) -> pd.DataFrame:
+    """A table just read, checked to be a sweep table of at most :data:`MAX_SETTINGS` settings, with defaults."""
     missing = [c for c in REQUIRED_COLUMNS if c not in frame.columns]
     if missing:
         raise ConfigError(f"{name} is not a sweep table: it has no column {', '.join(missing)}.")
