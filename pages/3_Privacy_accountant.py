@@ -122,7 +122,7 @@ def resolve(values: dict) -> dict:
     """Validate the controls; raises ConfigError naming the control."""
     q = check_range("q", values["q"], 0, 1, low_open=True)
     z = check_positive("z", values["z"])
-    steps = check_int("steps", values["steps"], 1, MAX_STEPS, name="number of iterations")
+    steps = check_int("steps", values["steps"], 1, MAX_STEPS, name="number of releases T")
     agents = None
     if values["delta_mode"] == "paper" or values["sampling"] == "fixed":
         agents = check_int("agents", values["agents"], 1, name="number of agents")
