@@ -143,7 +143,8 @@ if setting["sampling"] == "fixed" and shown(0):
     st.caption(f"Fixed-size sampling: {fixed_sample_size(setting['q'], setting['n_agents'])} agents per release.")
 if large:
     st.caption(f"q = {setting['q']:g}, z = {setting['z']:g}, T = {setting['steps']} releases, "
-               f"δ = {setting['delta']:.3g} ({setting['sampling']} sampling); change them on the left.")
+               f"δ = {setting['delta']:.3g} ({setting['sampling']} sampling); to change them, open the sidebar "
+               "(» at the top left).")
 
 # ---------------------------------------------------------------- epsilon, three ways
 def account(acc: str):
