@@ -90,6 +90,8 @@ NOT_RUN = {
     "docker build": "needs a Docker daemon; tests/browser/test_hosted.py runs the image's command and environment "
                     "(read from the Dockerfile) on loopback",
     "docker run": "needs a Docker daemon and a built image",
+    "DPBO_CACHE_DIR=/srv/dpbo/cache DPBO_DATA_DIR=/srv/dpbo/data python -m hosting":
+        "starts the hosted server; tests/browser/test_hosted.py starts `python -m hosting` on loopback and visits it",
     "pip install pip-tools": "changes the test environment; requirements.lock is checked by tests/test_hosting.py",
     "pip-compile": "needs the package index; requirements.lock is checked by tests/test_hosting.py",
     "python -m engine reproduce dp-fts-de --parts landmine --runs 100":
