@@ -91,3 +91,10 @@ def test_the_accountant_fits_a_projector_step_by_step(projector, app_url):
     caption = page.get_by_text("T = 40 releases", exact=False).first.inner_text()
     assert "on the left" not in caption and "sidebar" in caption, caption
     walk(page, "accountant", 6, charts={3})
+    # The inverse question's answer (a table under the form) still fits its screen.
+    page.keyboard.press("ArrowLeft")
+    page.get_by_text("Step 5 of 6").first.wait_for()
+    wait_for_app(page)
+    page.get_by_role("button", name="Solve", exact=True).click()
+    page.get_by_text("noise multiplier z for ε = 5", exact=False).first.wait_for(timeout=90_000)
+    check_screen(page, "accountant-solved", 5, chart=False)
