@@ -244,9 +244,13 @@ def _standard_errors(key: str, actual: dict):
         n, q = config["agents"], config["q"]
         return [None if v is None else (n * q * (1 - q) / runs) ** 0.5 for v in value]
     if key == "clipped_fraction" and isinstance(actual.get("n_selected"), list):
-        # The share of the selected vectors (n_selected per run, over all runs) that were clipped.
-        return [None if p is None or not m else (p * (1 - p) / (m * runs)) ** 0.5
-                for p, m in zip(value, actual["n_selected"])]
+        # The share of the selected vectors (n_selected per run, over all runs) that were clipped; with the
+        # add-one (Laplace) estimate of the share, so that a run with no clipped vector still has an error.
+        def share_error(p, m):
+            n = m * runs
+            p = (p * n + 1) / (n + 2)
+            return (p * (1 - p) / n) ** 0.5
+        return [None if p is None or not m else share_error(p, m) for p, m in zip(value, actual["n_selected"])]
     return None
 
 
