@@ -98,3 +98,17 @@ def test_the_accountant_fits_a_projector_step_by_step(projector, app_url):
     page.get_by_role("button", name="Solve", exact=True).click()
     page.get_by_text("noise multiplier z for ε = 5", exact=False).first.wait_for(timeout=90_000)
     check_screen(page, "accountant-solved", 5, chart=False)
+
+
+def test_a_new_step_starts_at_the_top_even_when_the_page_is_longer_than_the_screen(projector, app_url):
+    page = projector
+    page.goto(f"{app_url}/Teaching_view")           # not in presenter mode: metrics and text above the chart
+    page.get_by_text("Step 1 of 7").first.wait_for()
+    wait_for_app(page)
+    assert page.evaluate(PAGE_HEIGHT) > PROJECTOR["height"]
+    page.evaluate(SCROLL_DOWN)
+    assert page.evaluate(SCROLLED) > 0
+    page.keyboard.press("ArrowRight")
+    page.get_by_text("Step 2 of 7").first.wait_for()
+    wait_for_app(page)
+    assert page.evaluate(SCROLLED) == 0
