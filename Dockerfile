@@ -1,6 +1,9 @@
 # The DP-BO Explorer as a public, hosted explorer (docs/hosting.md).
 # Hosting mode, the limits and Streamlit's settings are all environment variables below; the browser tests run
-# this file's CMD with this file's ENV (tests/browser/test_hosted.py), so keep them here.
+# this file's CMD with this file's ENV (tests/browser/test_hosted.py), so keep them here; `python -m hosting`
+# runs the same CMD with the same ENV on a host without Docker (docs/hosting.md).
+# STREAMLIT_LOGGER_HIDE_WELCOME_MESSAGE: no start-up banner of URLs, so Streamlit, bound to 0.0.0.0, does not
+# ask a server on the internet for this machine's external IP ("Did not auto detect external IP").
 FROM python:3.11-slim
 
 ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1 PIP_NO_CACHE_DIR=1 \
@@ -14,7 +17,8 @@ ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1 PIP_NO_CACHE_DIR=1 \
     STREAMLIT_BROWSER_GATHER_USAGE_STATS=false \
     STREAMLIT_SERVER_HEADLESS=true \
     STREAMLIT_SERVER_FILE_WATCHER_TYPE=none \
-    STREAMLIT_SERVER_RUN_ON_SAVE=false
+    STREAMLIT_SERVER_RUN_ON_SAVE=false \
+    STREAMLIT_LOGGER_HIDE_WELCOME_MESSAGE=true
 
 # A user without a login shell owns only its cache and data folders; the code belongs to root and is read-only.
 RUN useradd --create-home --uid 1000 --shell /usr/sbin/nologin app \

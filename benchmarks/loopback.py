@@ -1,7 +1,7 @@
 """Tools for attacking and measuring a dashboard on loopback, shared by the probe, the load benchmark and the tests.
 
-- :func:`image_config`: the Docker image's environment and command, read from the Dockerfile, so that
-  hosted-mode tests and benchmarks run the image's own recipe;
+- :func:`image_config` (from :mod:`hosting`, which ``python -m hosting`` runs): the Docker image's environment
+  and command, read from the Dockerfile, so that hosted-mode tests and benchmarks run the image's own recipe;
 - :func:`start_server` / :func:`stop_server`: ``streamlit run`` on a free loopback port;
 - :class:`FakeScheduler`: a loopback socket that only counts connections;
 - :func:`cpu_seconds`, :func:`rss_mb`, :func:`seconds_until_quiet`: a server process tree's use of the machine.
@@ -11,9 +11,7 @@ Nothing here listens or connects beyond 127.0.0.1, and every wait is bounded.
 
 from __future__ import annotations
 
-import json
 import os
-import shlex
 import socket
 import subprocess
 import sys
@@ -24,6 +22,8 @@ from pathlib import Path
 
 import psutil
 
+from hosting import image_config  # noqa: F401  (the Dockerfile's reader, shared with `python -m hosting`)
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -31,23 +31,6 @@ def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return sock.getsockname()[1]
-
-
-def image_config(dockerfile: Path = ROOT / "Dockerfile") -> tuple[dict[str, str], list[str]]:
-    """The Docker image's environment (its ENV lines) and command (its CMD), read from the Dockerfile."""
-    text = dockerfile.read_text().replace("\\\n", " ")
-    env, command = {}, None
-    for line in text.splitlines():
-        line = line.strip()
-        if line.startswith("ENV "):
-            for item in shlex.split(line[4:]):
-                name, _, value = item.partition("=")
-                env[name] = value
-        elif line.startswith("CMD "):
-            command = json.loads(line[4:])
-    if command is None:
-        raise ValueError("the Dockerfile has no CMD")
-    return env, command
 
 
 def image_environment(cache: str | os.PathLike) -> dict[str, str]:

@@ -156,11 +156,12 @@ elif step == 3:
         f"For each sub-region i the server adds up the picked vectors with weights φₙ⁽ⁱ⁾/q. Dividing by q makes the "
         f"sum an unbiased estimate of the weighted average over *all* agents, although only {n_selected} took part.")
     own, other = round_weights(rnd.weights, rnd.assignment)
-    text.markdown(
-        f"The bars have only two heights because a weight depends only on where an agent **started**, not on how "
-        f"well it did: in its own sub-region an agent counts φ/q = {own / q:.3g}, elsewhere {other / q:.2g}. "
-        f"At t = {values['t']} a sub-region listens almost only to its own explorers; the weights even out until they "
-        "are equal from t = 10 on (try the iteration t on the left).")
+    if not large:  # presenter mode: the two sentences above and the two charts; the detail is for reading
+        text.markdown(
+            f"The bars have only two heights because a weight depends only on where an agent **started**, not on "
+            f"how well it did: in its own sub-region an agent counts φ/q = {own / q:.3g}, elsewhere {other / q:.2g}. "
+            f"At t = {values['t']} a sub-region listens almost only to its own explorers; the weights even out until "
+            "they are equal from t = 10 on (try the iteration t on the left).")
     c1, c2 = st.columns(2)
     show(weights_bar_figure(rnd.weights, rnd.selected, q), key="teach_fig_weights", where=c1, large=large,
          about="For every picked agent, how much its vector counts in each sub-region's sum (one colour per "
@@ -176,8 +177,9 @@ elif step == 4:
     show(signal_noise_figure(rnd.signal, rnd.noise, show_noise=True), key="teach_fig_noise", large=large,
          about="Each sub-region's sum before the noise (line and dots) and after it (crosses): the crosses are what "
                "the agents receive.")
-    st.caption(" · ".join(f"sub-region {i + 1}: ‖signal‖ = {signal_norm[i]:.2f}, ‖noise‖ = {noise_norm[i]:.2f}"
-                          for i in range(P)))
+    if not large:
+        st.caption(" · ".join(f"sub-region {i + 1}: ‖signal‖ = {signal_norm[i]:.2f}, ‖noise‖ = {noise_norm[i]:.2f}"
+                              for i in range(P)))
 elif step == 5:
     text.markdown(
         "Every agent receives the P noisy vectors and turns each back into a function f̃(x) = φ(x)ᵀω⁽ⁱ⁾, using "

@@ -122,7 +122,7 @@ def resolve(values: dict) -> dict:
     """Validate the controls; raises ConfigError naming the control."""
     q = check_range("q", values["q"], 0, 1, low_open=True)
     z = check_positive("z", values["z"])
-    steps = check_int("steps", values["steps"], 1, MAX_STEPS, name="number of iterations")
+    steps = check_int("steps", values["steps"], 1, MAX_STEPS, name="number of releases T")
     agents = None
     if values["delta_mode"] == "paper" or values["sampling"] == "fixed":
         agents = check_int("agents", values["agents"], 1, name="number of agents")
@@ -143,7 +143,8 @@ if setting["sampling"] == "fixed" and shown(0):
     st.caption(f"Fixed-size sampling: {fixed_sample_size(setting['q'], setting['n_agents'])} agents per release.")
 if large:
     st.caption(f"q = {setting['q']:g}, z = {setting['z']:g}, T = {setting['steps']} releases, "
-               f"δ = {setting['delta']:.3g} ({setting['sampling']} sampling); change them on the left.")
+               f"δ = {setting['delta']:.3g} ({setting['sampling']} sampling); to change them, open the sidebar "
+               "(» at the top left).")
 
 # ---------------------------------------------------------------- epsilon, three ways
 def account(acc: str):

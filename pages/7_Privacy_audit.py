@@ -66,6 +66,10 @@ if run_clicked and config is not None:
              started=SCRIPT_START)
 
 run = current_run(controls.RUN_KEY, run_clicked)
+if run is None and config is None:
+    st.info(f"Run is off: {config_error} Once it is fixed, **Run** shows the attack's scores, its ROC curve and "
+            "the audited ε here.", icon=":material/block:")
+    st.stop()
 if run is None:
     st.info("Press **Run**: the attack's scores, its ROC curve and the audited ε appear here. Try the negative "
             "control to see a broken mechanism caught.", icon=":material/info:")

@@ -49,7 +49,7 @@ def test_changing_q_or_z_changes_epsilon(page):
 def test_invalid_input_shows_the_sentence_and_computes_nothing(page):
     cases = [("acc_q", 0.0, 0.25, ("q must be in (0, 1]", "got 0")),
              ("acc_z", -1.0, 1.0, ("z must be > 0", "got -1")),
-             ("acc_steps", 0, 40, ("number of iterations must be", "got 0"))]
+             ("acc_steps", 0, 40, ("number of releases T must be", "got 0"))]  # the field is "releases T"
     for control, bad, good, words in cases:
         page.number_input(key=control).set_value(bad).run()
         assert not page.exception

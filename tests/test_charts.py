@@ -14,7 +14,8 @@ import plotly.graph_objects as go
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from ui.charts import enlarge, one_sentence
+from ui.charts import PRESENTER_HEIGHT, enlarge, one_sentence
+from ui.figure_style import style
 
 ROOT = Path(__file__).resolve().parents[1]
 DASHBOARD = [ROOT / "app.py", *sorted((ROOT / "pages").glob("*.py")), *sorted((ROOT / "ui").glob("*.py"))]
@@ -51,9 +52,18 @@ def test_a_caption_is_one_sentence():
             one_sentence(bad)
 
 
-def test_presenter_mode_enlarges_fonts():
-    fig = enlarge(go.Figure(layout=dict(height=360)))
-    assert fig.layout.font.size >= 18 and fig.layout.height > 360
+def test_presenter_mode_enlarges_fonts_and_fits_the_chart_to_one_screen():
+    fig = style(go.Figure([go.Scatter(x=[0, 1], y=[0, 1], name=f"line {i}") for i in range(4)]),
+                title="A chart", x="x", y="y")
+    fig.add_annotation(text="a note", x=0.5, y=0.5, font=dict(size=12))
+    small_bottom = fig.layout.margin.b
+    fig = enlarge(fig)
+    # Every text sized explicitly: a size set only on the layout's font is replaced by the chart theme's.
+    assert fig.layout.font.size >= 18 and fig.layout.legend.font.size >= 16
+    assert fig.layout.xaxis.tickfont.size >= 16 and fig.layout.yaxis.title.font.size >= 18
+    assert fig.layout.annotations[0].font.size >= 16
+    # The whole chart, legend included, in the height a 1280x720 step leaves for it; larger legend rows.
+    assert fig.layout.height == PRESENTER_HEIGHT and fig.layout.margin.b > small_bottom
 
 
 def test_a_page_shows_the_caption_under_its_chart():

@@ -14,7 +14,12 @@ import re
 import plotly.graph_objects as go
 import streamlit as st
 
-PRESENTER_FONT = 19   # px: readable from the back of a classroom
+from ui.figure_style import LEGEND_ROW_PX
+
+PRESENTER_FONT = 18     # px: chart text readable from the back of a classroom
+# px: a chart's whole height (plot, title and legend) in presenter mode, so that a step's title, its sentences,
+# the chart and the step buttons fit one 1280x720 screen.
+PRESENTER_HEIGHT = 330
 
 
 _SENTENCE_END = re.compile(r"[.!?] +[A-Z]")   # a full stop before a capital starts a new sentence ("Fig. 2a" does not)
@@ -28,11 +33,23 @@ def one_sentence(about: str) -> str:
     return text
 
 
-def enlarge(fig: go.Figure) -> go.Figure:
-    """The figure with classroom-sized fonts and room for them."""
-    height = fig.layout.height or 400
-    fig.update_layout(font=dict(size=PRESENTER_FONT), title_font_size=PRESENTER_FONT + 5,
-                      height=int(height * 1.3), legend_font_size=PRESENTER_FONT - 1)
+def enlarge(fig: go.Figure, height: int = PRESENTER_HEIGHT) -> go.Figure:
+    """The figure with classroom-sized text, fitted into ``height`` px (the legend included).
+
+    Every text is given its size explicitly (axis ticks and titles, legend, annotations): a size set only on
+    the layout's font is replaced by the chart theme's smaller defaults in the browser.
+    """
+    size = PRESENTER_FONT
+    margin = fig.layout.margin
+    # ui.figure_style leaves LEGEND_ROW_PX per legend row below the axis; rows of larger text need more.
+    rows = round(max((margin.b or 0) - 50, 0) / LEGEND_ROW_PX) if fig.layout.showlegend is not False else 0
+    fig.update_layout(font=dict(size=size), title_font_size=size + 2, legend_font_size=size - 1, height=height,
+                      margin=dict(l=max(margin.l or 0, 70), r=margin.r, t=max(margin.t or 0, 52),
+                                  b=62 + int(1.6 * size) * rows))
+    fig.update_xaxes(tickfont_size=size - 1, title_font_size=size)
+    fig.update_yaxes(tickfont_size=size - 1, title_font_size=size)
+    for annotation in fig.layout.annotations:
+        annotation.font.size = max(annotation.font.size or 0, size - 2)
     return fig
 
 

@@ -17,17 +17,63 @@ from ui.state import Param
 
 PRESENT = Param(False, bool)   # the control behind the toggle: add it to a lesson page's parameters as "present"
 
-# Larger text everywhere in the main area, and a roomier layout for a projector.
+# Larger text everywhere in the main area, and a layout that keeps one step on one 1280x720 screen: the title on
+# one line, less padding above and below, tighter gaps, and the chart sized by ui.charts.enlarge.
 _STYLE = """<style>
+[data-testid="stMain"] [data-testid="stMainBlockContainer"] { padding-top: 3.5rem; padding-bottom: 0.5rem; }
+[data-testid="stMain"] [data-testid="stVerticalBlock"] { gap: 0.55rem; }
 [data-testid="stMain"] [data-testid="stMarkdownContainer"] p,
-[data-testid="stMain"] [data-testid="stMarkdownContainer"] li { font-size: 1.5rem; line-height: 1.45; }
-[data-testid="stMain"] [data-testid="stCaptionContainer"] p { font-size: 1.2rem; }
-[data-testid="stMain"] h1 { font-size: 3rem; }
-[data-testid="stMain"] h2, [data-testid="stMain"] h3 { font-size: 2.2rem; }
-[data-testid="stMain"] [data-testid="stMetricValue"] { font-size: 2.8rem; }
+[data-testid="stMain"] [data-testid="stMarkdownContainer"] li { font-size: 1.4rem; line-height: 1.4; }
+[data-testid="stMain"] [data-testid="stMarkdownContainer"] p { margin-bottom: 0.3rem; }
+[data-testid="stMain"] [data-testid="stCaptionContainer"] p { font-size: 1.05rem; margin-bottom: 0; }
+[data-testid="stMain"] h1 { font-size: 2.1rem; padding: 0; }
+[data-testid="stMain"] h2, [data-testid="stMain"] h3 { font-size: 1.8rem; padding: 0.2rem 0; }
+[data-testid="stMain"] [data-testid="stMetricValue"] { font-size: 2.4rem; }
 [data-testid="stMain"] [data-testid="stMetricLabel"] p { font-size: 1.3rem; }
 [data-testid="stMain"] button p { font-size: 1.25rem; }
+[data-testid="stMain"] [data-testid="stProgress"] p { font-size: 1.25rem; }
 </style>"""
+
+# Installed once per browser tab (a script in st.html runs when it is first drawn, not on every rerun):
+# - switching presenter mode on leaves the focus on the switch, and Streamlit ignores the ← → shortcuts while a
+#   control has the focus (the switch would take them), so ← → on the switch give up its focus and press
+#   Previous / Next;
+# - when a lesson's step changes (its progress text "Step n of m"), the page scrolls back to the top, so the
+#   new step's title is on screen even after scrolling down on the previous one.
+_SCRIPT = """<script>
+(() => {
+  if (window.__dpboLesson) return;
+  window.__dpboLesson = true;
+  document.addEventListener("keydown", (event) => {
+    const target = event.target;
+    const name = {ArrowRight: "Next", ArrowLeft: "Previous"}[event.key];
+    if (!name || !target || !target.getAttribute || target.getAttribute("aria-label") !== "Presenter mode") return;
+    const button = [...document.querySelectorAll('[data-testid="stMain"] button')]
+      .find((b) => b.innerText.split("\\n").some((line) => line.trim() === name));
+    event.preventDefault();
+    target.blur();
+    if (button && !button.disabled) button.click();
+  }, true);
+  const top = () => {
+    window.scrollTo(0, 0);
+    for (const id of ["stMain", "stAppViewContainer"]) {
+      const el = document.querySelector(`[data-testid="${id}"]`);
+      if (el) el.scrollTop = 0;
+    }
+  };
+  let shown = null;
+  new MutationObserver(() => {
+    const bar = [...document.querySelectorAll('[data-testid="stProgress"]')]
+      .map((el) => el.innerText.match(/Step \\d+ of \\d+/)).find(Boolean);
+    const now = bar ? bar[0] + location.pathname : null;
+    if (now !== null && now !== shown) {
+      shown = now;
+      top();
+      setTimeout(top, 150);
+    }
+  }).observe(document.body, {subtree: true, childList: true, characterData: true});
+})();
+</script>"""
 
 
 def presenter_wanted(key: str) -> bool:
@@ -76,5 +122,6 @@ def slide_nav(prefix: str, titles: Sequence[str], *, restart: Callable[[], None]
                   key=f"{prefix}_next", type="primary", shortcut="Right")
         st.button("Restart the lesson", icon=":material/replay:", on_click=start_over, key=f"{prefix}_restart",
                   help="Back to the first screen and the lesson's starting settings.")
+        st.html(_SCRIPT, width="content", unsafe_allow_javascript=True)
     container.progress((step + 1) / len(titles), text=f"Step {step + 1} of {len(titles)}: **{titles[step]}**")
     return step

@@ -7,13 +7,16 @@ children).
 
 from __future__ import annotations
 
+import os
 import urllib.parse
 from pathlib import Path
 
+import psutil
 import pytest
 
-from benchmarks.loopback import FakeScheduler, cpu_seconds, rss_mb, seconds_until_quiet
-from tests.browser.conftest import screenshot, wait_for_app
+from benchmarks.loopback import FakeScheduler, cpu_seconds, rss_mb, seconds_until_quiet, start_server, stop_server
+from hosting import image_config
+from tests.browser.conftest import need_chromium, screenshot, wait_for_app
 
 pytestmark = pytest.mark.browser
 
@@ -27,6 +30,39 @@ MEMORY_LIMIT_MB = 2048      # the image's DPBO_MAX_MEMORY_MB (default)
 def assert_no_traceback(page) -> None:
     assert page.locator("[data-testid='stException']").count() == 0
     assert "Traceback" not in page.inner_text("body")
+
+
+def project_files() -> set[Path]:
+    """The project's files, without the test artifacts and the virtual environments (.venv, CI's .venv-ci)."""
+    return {p for p in Path(__file__).resolve().parents[2].rglob("*")
+            if "test-artifacts" not in p.parts and not any(part.startswith(".venv") for part in p.parts)}
+
+
+def test_hosting_without_docker_runs_the_images_command_with_its_environment(page, tmp_path):
+    """`python -m hosting` (docs/hosting.md), on loopback: the image's settings, read from the Dockerfile."""
+    need_chromium()
+    image_env, _ = image_config()
+    env = dict(os.environ, DPBO_CACHE_DIR=str(tmp_path / "cache"))
+    for name, value in image_env.items():           # nothing of the image's set beforehand
+        if name not in ("DPBO_CACHE_DIR", "DPBO_DATA_DIR"):
+            env.pop(name, None)
+    with open(tmp_path / "streamlit.log", "w") as log:
+        proc, url = start_server(["hosting"], env, log)
+        try:
+            server_env = psutil.Process(proc.pid).environ()
+            for name, value in image_env.items():
+                if name not in ("DPBO_CACHE_DIR", "DPBO_DATA_DIR"):
+                    assert server_env.get(name) == value, (name, server_env.get(name), value)
+            assert server_env["DPBO_CACHE_DIR"] == str(tmp_path / "cache")
+            page.goto(f"{url}/Tradeoff_explorer")
+            wait_for_app(page)
+            assert_no_traceback(page)
+            page.get_by_role("button", name="Run sweep").wait_for()
+            # Hosting mode: without the host's scheduler the page offers no Dask.
+            assert page.get_by_text("Dask", exact=False).count() == 0
+        finally:
+            stop_server(proc)
+    assert "external IP" not in (tmp_path / "streamlit.log").read_text()
 
 
 def test_a_visitor_cannot_make_the_server_connect_to_a_scheduler(hosted, page):
@@ -49,7 +85,7 @@ def test_a_visitor_cannot_make_the_server_connect_to_a_scheduler(hosted, page):
 
 
 def test_no_path_like_setting_writes_outside_the_cache(hosted, page):
-    project = {p for p in Path(__file__).resolve().parents[2].rglob("*") if "test-artifacts" not in p.parts}
+    project = project_files()
     for path, query in [
         ("Tradeoff_explorer", {"tool": "hype", "p1": "epsilon", "v1": "1", "p2": "none", "runs": 1,
                                "base": f"mode = data\nclients = 20\nrepetitions = 50\ncache_dir = {OUTSIDE}"}),
@@ -68,7 +104,7 @@ def test_no_path_like_setting_writes_outside_the_cache(hosted, page):
             page.get_by_role("button", name="Run", exact=True).click()
             page.get_by_text("Finished", exact=False).first.wait_for(timeout=120_000)
     assert not OUTSIDE.exists()
-    created = {p for p in Path(__file__).resolve().parents[2].rglob("*") if "test-artifacts" not in p.parts} - project
+    created = project_files() - project
     assert not [p for p in created if "__pycache__" not in p.parts and p.suffix != ".pyc"]
 
 
