@@ -14,7 +14,7 @@ import streamlit as st
 
 from engine.fbo.presets import PRESETS
 from engine.hosting import is_hosted
-from ui.routes import (
+from ui.kit.routes import (
     ACCOUNTANT,
     APP_TITLE,
     FAVICON,

@@ -14,17 +14,18 @@ from engine.objectives import DatasetUnavailable, dataset_label
 from engine.objectives.registry import data_status
 from engine.privacy import ACCOUNTANT_LABELS
 from engine.validation import ConfigError
-from ui import fbo_controls as controls
-from ui.cached import cached_lines_cost, cached_objective, cached_plan
-from ui.charts import show
-from ui.errors import ErrorSlots
-from ui.fbo_figures import convergence_figure, convergence_lines, epsilon_lines, privacy_figure
-from ui.fbo_results import CONVERGENCE_ABOUT, PRIVACY_ABOUT, after_run, audited, downloads, privacy_preview, status_text
-from ui.live_run import LiveLine, RunStatus, compute, current_run, run_buttons, run_live, show_failure
-from ui.reproduction_view import preset_note
-from ui.routes import FBO
-from ui.table_build import build_under_way, missing_data, show_build
-from ui.tables import readable
+from ui.fbo import controls
+from ui.kit.cached import cached_lines_cost, cached_objective, cached_plan
+from ui.kit.charts import show
+from ui.kit.errors import ErrorSlots
+from ui.fbo.figures import convergence_figure, convergence_lines, epsilon_lines, privacy_figure
+from ui.fbo.results import CONVERGENCE_ABOUT, PRIVACY_ABOUT, after_run, audited, downloads, privacy_preview, status_text
+from ui.kit.run_loop import LiveLine, RunStatus, current_run, run_buttons, run_live, show_failure
+from ui.kit.compute import compute
+from ui.reproduction.view import preset_note
+from ui.kit.routes import FBO
+from ui.kit.table_build import build_under_way, missing_data, show_build
+from ui.kit.tables import readable
 
 AFTER_BUILD = "fbo_run_after_build"   # the settings whose Run waits for their table to be built
 BUILD_ERROR = "fbo_build_error"

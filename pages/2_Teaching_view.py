@@ -9,19 +9,19 @@ from engine.fbo.teaching import MAX_ROUND, noise_schedule, round_weights, server
 from engine.limits import check, fbo_cost
 from engine.privacy.accountants import Q_MIN, Z_MAX, Z_MIN
 from engine.validation import ConfigError
-from ui.charts import show
-from ui.errors import ErrorSlots
-from ui.fbo_figures import (
+from ui.kit.charts import show
+from ui.kit.errors import ErrorSlots
+from ui.fbo.teaching_figures import (
     functions_figure,
     noise_schedule_figure,
     norms_figure,
     signal_noise_figure,
     weights_bar_figure,
 )
-from ui.presenter import PRESENT, presenter_toggle, presenter_wanted, slide_nav
-from ui.routes import TEACHING
-from ui.live_run import compute
-from ui.state import SEED_MAX, Param, current_values, init_state, set_state
+from ui.kit.presenter import PRESENT, presenter_toggle, presenter_wanted, slide_nav
+from ui.kit.routes import TEACHING
+from ui.kit.compute import compute
+from ui.kit.state import SEED_MAX, Param, current_values, init_state, set_state
 
 TEACHING.configure(sidebar="collapsed" if presenter_wanted("teach_present") else "auto")
 

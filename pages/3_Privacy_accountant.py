@@ -9,16 +9,16 @@ from engine.privacy import ACCOUNTANT_LABELS, ACCOUNTANTS, SAMPLING, default_del
 from engine.privacy.accountants import PLD_STEPWISE, Q_MIN, Z_MAX, Z_MIN, check_noise, curve_counts
 from engine.limits import accountant_cost, check
 from engine.validation import ConfigError, check_int, check_positive, check_probability_open, check_range
-from ui.accountant_questions import MAX_STEPS, SOLVE_LABELS, fig2_table, solve_live
-from ui.cached import cached_epsilon, cached_epsilon_curve
-from ui.charts import show
-from ui.errors import ErrorSlots
-from ui.presenter import PRESENT, presenter_toggle, presenter_wanted, slide_nav
-from ui.live_run import compute
-from ui.privacy_figures import epsilon_vs_steps_figure
-from ui.routes import ACCOUNTANT
-from ui.state import Param, current_values, seed_controls, set_state
-from ui.tables import readable
+from ui.privacy.questions import MAX_STEPS, SOLVE_LABELS, fig2_table, solve_live
+from ui.kit.cached import cached_epsilon, cached_epsilon_curve
+from ui.kit.charts import show
+from ui.kit.errors import ErrorSlots
+from ui.kit.presenter import PRESENT, presenter_toggle, presenter_wanted, slide_nav
+from ui.kit.compute import compute
+from ui.privacy.figures import epsilon_vs_steps_figure
+from ui.kit.routes import ACCOUNTANT
+from ui.kit.state import Param, current_values, seed_controls, set_state
+from ui.kit.tables import readable
 
 ACCOUNTANT.configure(sidebar="collapsed" if presenter_wanted("acc_present") else "auto")
 

@@ -14,12 +14,12 @@ from engine.hype.utility import mean_interval
 from engine.hype.voting import sensitivity
 from engine.limits import LIGHT_SECONDS, check, hype_cost, hype_grid_cost
 from engine.validation import ConfigError
-from ui import hype_controls as controls
-from ui.audit_panel import vote_panel
-from ui.cached import cached_grid, cached_noise, cached_table
-from ui.charts import empty_state, show
-from ui.errors import ErrorSlots
-from ui.hype_figures import (
+from ui.hype import controls
+from ui.audit.panel import vote_panel
+from ui.kit.cached import cached_grid, cached_noise, cached_table
+from ui.kit.charts import empty_state, show
+from ui.kit.errors import ErrorSlots
+from ui.hype.figures import (
     accuracy_figure,
     clean_votes_figure,
     fig2a_figure,
@@ -27,8 +27,9 @@ from ui.hype_figures import (
     success_curve_figure,
     winners_figure,
 )
-from ui.live_run import LiveLine, RunStatus, compute, current_run, run_buttons, run_live, show_failure
-from ui.routes import HYPE
+from ui.kit.run_loop import LiveLine, RunStatus, current_run, run_buttons, run_live, show_failure
+from ui.kit.compute import compute
+from ui.kit.routes import HYPE
 
 SCRIPT_START = time.perf_counter()
 HYPE.configure()

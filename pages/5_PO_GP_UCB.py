@@ -15,14 +15,14 @@ from engine.pogpucb.config import HYPER_MODE_LABELS
 from engine.pogpucb.preview import release_preview
 from engine.pogpucb.variants import label, paper_value
 from engine.validation import ConfigError
-from ui import pogpucb_controls as controls
-from ui.cached import cached_task
-from ui.charts import empty_state, show
-from ui.errors import ErrorSlots
-from ui.fbo_figures import Line
-from ui.live_run import LiveLine, RunStatus, current_run, run_buttons, run_live, show_failure
-from ui.pogpucb_figures import distortion_figure, omega_figure, regret_figure, release_figure
-from ui.routes import POGPUCB
+from ui.pogpucb import controls
+from ui.kit.cached import cached_task
+from ui.kit.charts import empty_state, show
+from ui.kit.errors import ErrorSlots
+from ui.fbo.figures import Line
+from ui.kit.run_loop import LiveLine, RunStatus, current_run, run_buttons, run_live, show_failure
+from ui.pogpucb.figures import distortion_figure, omega_figure, regret_figure, release_figure
+from ui.kit.routes import POGPUCB
 
 SCRIPT_START = time.perf_counter()
 POGPUCB.configure()

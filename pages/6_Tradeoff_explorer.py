@@ -16,16 +16,17 @@ from engine.paths import cache_dir
 from engine.sweep import SweepSummary, get_adapter, iter_sweep, read_table, spec_cost, summarise, varied_parameters
 from engine.sweep.analysis import is_full_grid, lower_is_better, pair_differences, setting_params, ties
 from engine.validation import ConfigError
-from ui import sweep_controls as controls
-from ui.charts import show
-from ui.downloads import csv_bytes
-from ui.errors import ErrorSlots
-from ui.live_run import LiveLine, RunStatus, compute, run_live, show_failure
-from ui.reproduction_view import preset_note
-from ui.routes import TRADEOFF, page_link
-from ui.sweep_figures import frontier_figure, heatmap_figure, settings_table
-from ui.table_build import missing_data
-from ui.tables import readable
+from ui.sweep import controls
+from ui.kit.charts import show
+from ui.kit.downloads import csv_bytes
+from ui.kit.errors import ErrorSlots
+from ui.kit.run_loop import LiveLine, RunStatus, run_live, show_failure
+from ui.kit.compute import compute
+from ui.reproduction.view import preset_note
+from ui.kit.routes import TRADEOFF, page_link
+from ui.sweep.figures import frontier_figure, heatmap_figure, settings_table
+from ui.kit.table_build import missing_data
+from ui.kit.tables import readable
 
 TRADEOFF.configure()
 ignored = controls.init()

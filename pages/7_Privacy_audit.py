@@ -11,13 +11,13 @@ from engine.cli import to_json
 from engine.limits import format_seconds
 from engine.privacy import ACCOUNTANT_LABELS
 from engine.validation import ConfigError
-from ui import audit_controls as controls
-from ui.audit_figures import epsilon_figure, roc_figure, scores_figure
-from ui.audit_panel import audit_line, canary_note, progress_of
-from ui.charts import show
-from ui.errors import ErrorSlots
-from ui.live_run import RunStatus, current_run, run_buttons, run_live, show_failure
-from ui.routes import AUDIT
+from ui.audit import controls
+from ui.audit.figures import epsilon_figure, roc_figure, scores_figure
+from ui.audit.panel import audit_line, canary_note, progress_of
+from ui.kit.charts import show
+from ui.kit.errors import ErrorSlots
+from ui.kit.run_loop import RunStatus, current_run, run_buttons, run_live, show_failure
+from ui.kit.routes import AUDIT
 
 SCRIPT_START = time.perf_counter()
 AUDIT.configure()

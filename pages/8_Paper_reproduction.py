@@ -15,15 +15,15 @@ from engine.reproduce import PART_SPECS, PARTS, part_from_results, small_run_con
 from engine.reproduce.report import RUNS_PER_BLOCK
 from engine.reproduce.stored import stored_part
 from engine.validation import ConfigError
-from ui.cached import cached_lines_cost, cached_objective
-from ui.charts import show
-from ui.errors import ErrorSlots
-from ui.fbo_figures import convergence_figure, convergence_lines
-from ui.live_run import LiveLine, RunStatus, current_run, run_buttons, run_live, show_failure
-from ui.reproduction_view import show_part
-from ui.routes import REPRODUCTION
-from ui.state import Param, current_values, init_state
-from ui.table_build import build_under_way, missing_data, show_build
+from ui.kit.cached import cached_lines_cost, cached_objective
+from ui.kit.charts import show
+from ui.kit.errors import ErrorSlots
+from ui.fbo.figures import convergence_figure, convergence_lines
+from ui.kit.run_loop import LiveLine, RunStatus, current_run, run_buttons, run_live, show_failure
+from ui.reproduction.view import show_part
+from ui.kit.routes import REPRODUCTION
+from ui.kit.state import Param, current_values, init_state
+from ui.kit.table_build import build_under_way, missing_data, show_build
 
 SCRIPT_START = time.perf_counter()
 REPRODUCTION.configure()

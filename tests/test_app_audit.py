@@ -7,13 +7,13 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-import ui.cached
+import ui.kit.cached
 from engine.audit import ServerAudit, VoteAudit, run_audit
 from engine.fbo.config import FboConfig
 from engine.fbo.plan import make_plan
 from engine.privacy import default_delta
-from ui.audit_panel import EMBEDDED_TRIALS, embedded_trials, server_audit
-from ui.state import Param
+from ui.audit.panel import EMBEDDED_TRIALS, embedded_trials, server_audit
+from ui.kit.state import Param
 
 ROOT = Path(__file__).resolve().parents[1]
 AUDIT = str(ROOT / "pages" / "7_Privacy_audit.py")
@@ -50,7 +50,7 @@ def run(at) -> AppTest:
 
 @pytest.fixture(autouse=True)
 def fresh_audit_cache():
-    ui.cached.cached_audit.clear()
+    ui.kit.cached.cached_audit.clear()
 
 
 # ---------------------------------------------------------------- the page
@@ -166,7 +166,8 @@ def test_embedded_audit_sizes():
 
 def test_the_federated_bo_run_is_audited_only_on_demand_and_once_per_configuration(monkeypatch):
     calls = []
-    monkeypatch.setattr(ui.cached, "run_audit", lambda config, **kw: calls.append(config) or run_audit(config, **kw))
+    monkeypatch.setattr(ui.kit.cached, "run_audit",
+                        lambda config, **kw: calls.append(config) or run_audit(config, **kw))
 
     def run_fbo() -> AppTest:
         at = AppTest.from_file(FBO, default_timeout=TIMEOUT).run()

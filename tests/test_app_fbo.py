@@ -12,8 +12,8 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from engine.fbo.presets import PRESETS
-from ui.fbo_controls import RUN_KEY
-from ui.live_run import RunStatus
+from ui.fbo.controls import RUN_KEY
+from ui.kit.run_loop import RunStatus
 
 ROOT = Path(__file__).resolve().parents[1]
 FBO = str(ROOT / "pages" / "1_Federated_BO.py")
@@ -217,7 +217,7 @@ def test_query_params_reproduce_the_configuration():
 
 def test_link_built_by_another_page_opens_that_configuration():
     from engine.fbo import FboConfig
-    from ui.fbo_controls import link_params
+    from ui.fbo.controls import link_params
 
     config = FboConfig(algorithm="dp-fts", agents=12, iterations=6, runs=2, q=0.4, z=1.3, budget=4.0)
     at = AppTest.from_file(FBO, default_timeout=TIMEOUT)

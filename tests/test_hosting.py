@@ -23,8 +23,11 @@ from engine.sweep import SweepSpec, get_adapter
 from engine.sweep.spec import MAX_CELLS
 from engine.sweep.toy import ToyConfig
 from engine.validation import ConfigError
-from ui import fbo_controls, hype_controls, pogpucb_controls, sweep_controls
-from ui.state import MAX_TEXT, Param
+from ui.fbo import controls as fbo_controls
+from ui.hype import controls as hype_controls
+from ui.pogpucb import controls as pogpucb_controls
+from ui.sweep import controls as sweep_controls
+from ui.kit.state import MAX_TEXT, Param
 
 ROOT = Path(__file__).resolve().parents[1]
 # Words that would make a setting a file path, a folder or a network address.
@@ -164,7 +167,7 @@ def test_worker_counts_are_capped_by_the_host(monkeypatch, tmp_path):
 
 def test_hosted_sentences_name_no_server_path(monkeypatch, tmp_path):
     from engine.objectives.datasets import check_landmine_file
-    from ui.live_run import failure_message
+    from ui.kit.run_loop import failure_message
 
     monkeypatch.setenv("DPBO_DATA_DIR", str(tmp_path / "secret-data"))
     monkeypatch.setenv("DPBO_HOSTED", "1")

@@ -1,4 +1,4 @@
-"""The one live-run loop (ui.live_run) under Streamlit's AppTest: lines grow together, charts end on the
+"""The one live-run loop (ui.kit.run_loop) under Streamlit's AppTest: lines grow together, charts end on the
 finished run, a refusal or a failure leaves the page usable, an interrupted run is kept as stopped."""
 
 from __future__ import annotations
@@ -11,10 +11,10 @@ from streamlit.testing.v1 import AppTest
 def page():
     import streamlit as st
 
-    import ui.live_run as live
+    import ui.kit.run_loop as live
     from engine.limits import Cost
     from engine.validation import ConfigError
-    from ui.errors import ErrorSlots
+    from ui.kit.errors import ErrorSlots
 
     live.REDRAW_SECONDS = float(st.session_state.get("redraw", 0.0))
     mode = st.session_state.get("mode", "ok")
@@ -100,7 +100,7 @@ def test_a_failing_engine_leaves_a_failed_run_and_a_usable_page():
 
 
 def test_a_run_the_script_did_not_finish_is_kept_as_stopped():
-    from ui.live_run import LiveRun, RunStatus
+    from ui.kit.run_loop import LiveRun, RunStatus
 
     at = AppTest.from_function(page, default_timeout=60)
     at.session_state["demo"] = LiveRun(status=RunStatus.RUNNING, labels=["a"], results=["A0"], values={})
@@ -112,7 +112,7 @@ def test_a_run_the_script_did_not_finish_is_kept_as_stopped():
 
 
 def test_a_background_call_reports_progress_then_its_result():
-    from ui.live_run import Progress, in_background
+    from ui.kit.background import Progress, in_background
 
     def work(progress, cancel):
         for done in (2, 4, 6):
@@ -128,7 +128,7 @@ def test_a_background_call_reports_progress_then_its_result():
 def test_a_background_calls_error_is_raised_in_the_script():
     import pytest
 
-    from ui.live_run import in_background
+    from ui.kit.background import in_background
 
     def work(progress, cancel):
         raise ValueError("the engine refused")
@@ -140,7 +140,7 @@ def test_a_background_calls_error_is_raised_in_the_script():
 def test_closing_a_background_line_cancels_its_call():
     import threading
 
-    from ui.live_run import in_background
+    from ui.kit.background import in_background
 
     stopped, chunks = threading.Event(), []
 
@@ -160,7 +160,7 @@ def test_closing_a_background_line_cancels_its_call():
     assert len(chunks) == count
 # ---------------------------------------------------------------- the pool, the time limit, light work
 def test_the_pool_starts_runs_in_order_within_its_capacity():
-    from ui.live_run import RunPool
+    from ui.kit.run_pool import RunPool
 
     pool = RunPool(capacity=2)
     first, second, third = pool.join(), pool.join(), pool.join()
@@ -180,9 +180,9 @@ def test_the_pool_starts_runs_in_order_within_its_capacity():
 def slow_page():
     import streamlit as st
 
-    import ui.live_run as live
+    import ui.kit.run_loop as live
     from engine.cancel import checkpoint
-    from ui.errors import ErrorSlots
+    from ui.kit.errors import ErrorSlots
 
     def forever():
         while True:                              # an engine that would never end, checking its token
@@ -212,7 +212,8 @@ def test_the_time_limit_stops_a_run_and_says_so(monkeypatch):
 def test_a_full_pool_makes_a_run_wait_and_light_work_does_not(monkeypatch):
     import threading
 
-    from ui.live_run import RunPool, compute
+    from ui.kit.run_pool import RunPool
+    from ui.kit.compute import compute
 
     pool = RunPool(capacity=1)
     busy = pool.join()

@@ -15,7 +15,10 @@ from hypothesis import strategies as st
 from streamlit.testing.v1 import AppTest
 
 from tests.test_hosting import page_param_names
-from ui import fbo_controls, hype_controls, pogpucb_controls, sweep_controls
+from ui.fbo import controls as fbo_controls
+from ui.hype import controls as hype_controls
+from ui.pogpucb import controls as pogpucb_controls
+from ui.sweep import controls as sweep_controls
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGES = {

@@ -26,7 +26,7 @@ import pytest
 from engine.paths import data_dir as engine_data_dir
 from tests.browser.conftest import ROOT, main_text, running_app, screenshot, wait_for_app
 from tests.conftest import resolve_data_dir
-from ui.routes import ROUTES
+from ui.kit.routes import ROUTES
 
 pytestmark = pytest.mark.browser
 PAGE_TIMEOUT_MS = 120_000

@@ -1,8 +1,8 @@
 """What the Federated BO page shows around a run: the privacy preview, the panels after it, the downloads.
 
-Plain functions of the run plans or of the finished :class:`~ui.live_run.LiveRun`;
+Plain functions of the run plans or of the finished :class:`~ui.kit.run_loop.LiveRun`;
 the numbers come from the engine (plans, results), the figures from
-:mod:`ui.fbo_figures`.
+:mod:`ui.fbo.figures`.
 """
 
 from __future__ import annotations
@@ -17,11 +17,11 @@ import streamlit as st
 from engine.fbo.config import FboConfig
 from engine.fbo.plan import RunPlan
 from engine.validation import ConfigError
-from ui.audit_panel import audit_panel, server_audit
-from ui.cached import cached_plan
-from ui.charts import show
-from ui.downloads import csv_bytes
-from ui.fbo_figures import (
+from ui.audit.panel import audit_panel, server_audit
+from ui.kit.cached import cached_plan
+from ui.kit.charts import show
+from ui.kit.downloads import csv_bytes
+from ui.fbo.figures import (
     agent_heatmap,
     agent_metric,
     clipped_figure,
@@ -31,9 +31,9 @@ from ui.fbo_figures import (
     weight_history,
     weights_figure,
 )
-from ui.live_run import LiveRun, RunStatus
-from ui.state import query_dict
-from ui.tables import MISSING
+from ui.kit.run_loop import LiveRun, RunStatus
+from ui.kit.state import query_dict
+from ui.kit.tables import MISSING
 
 CONVERGENCE_ABOUT = ("How far each line's agents still are from the best value after every iteration (lower is "
                      "better), averaged over agents and runs, with a shaded band of one standard error over runs "

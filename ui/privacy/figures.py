@@ -8,7 +8,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from engine.privacy import ACCOUNTANT_LABELS
-from ui.figure_style import style
+from ui.kit.figure_style import style
 
 ACCOUNTANT_COLORS = {"ma": "#d62728", "rdp": "#1f77b4", "pld": "#2ca02c"}
 ACCOUNTANT_DASH = {"ma": "solid", "rdp": "dash", "pld": "dot"}

@@ -3,7 +3,7 @@
 A student should be able to read the caption aloud and know what the axes,
 the colours and the marks mean, so every ``st.plotly_chart`` of the dashboard
 goes through :func:`show` (``tests/test_charts.py`` holds every page and ui
-module to it). In presenter mode (:mod:`ui.presenter`) a lesson page passes
+module to it). In presenter mode (:mod:`ui.kit.presenter`) a lesson page passes
 ``large=True`` and the same call draws the figure with larger fonts.
 """
 

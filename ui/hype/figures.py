@@ -14,7 +14,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.colors import qualitative
 from plotly.subplots import make_subplots
-from ui.figure_style import note, style
+from ui.kit.figure_style import note, style
 
 GOOD_COLOR = "#2ca02c"
 BAD_COLOR = "#9aa3ad"

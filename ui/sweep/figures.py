@@ -11,7 +11,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from engine.sweep.analysis import grid, series
-from ui.tables import MISSING
+from ui.kit.tables import MISSING
 
 ALGORITHM_SHORT = {"ts": "TS", "fts": "FTS", "fts-de": "FTS-DE", "dp-fts": "DP-FTS", "dp-fts-de": "DP-FTS-DE"}
 SERIES_COLOURS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#bcbd22")

@@ -29,9 +29,9 @@ from engine.objectives import DATASETS, dataset_label
 from engine.objectives.registry import default_agents
 from engine.privacy import ACCOUNTANT_LABELS, ACCOUNTANTS, SAMPLING
 from engine.privacy.accountants import Q_MIN, Z_MAX, Z_MIN
-from ui.errors import ErrorSlots
-from ui.live_run import LiveRun
-from ui.state import SEED_MAX, Param, current_values, decode_query, query_dict, seed_controls, set_state
+from ui.kit.errors import ErrorSlots
+from ui.kit.run_loop import LiveRun
+from ui.kit.state import SEED_MAX, Param, current_values, decode_query, query_dict, seed_controls, set_state
 
 PREFIX = "fbo_"
 RUN_KEY = "fbo_run_state"          # the page's LiveRun

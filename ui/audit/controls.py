@@ -32,10 +32,11 @@ from engine.hype.config import AGGREGATIONS
 from engine.limits import Cost, HostLimits, check
 from engine.privacy import ACCOUNTANT_LABELS, ACCOUNTANTS, SAMPLING
 from engine.validation import ConfigError
-from ui import fbo_controls, hype_controls
-from ui.cached import cached_plan
-from ui.errors import ErrorSlots
-from ui.state import Param, current_values, init_state, query_dict, set_state
+from ui.fbo import controls as fbo_controls
+from ui.hype import controls as hype_controls
+from ui.kit.cached import cached_plan
+from ui.kit.errors import ErrorSlots
+from ui.kit.state import Param, current_values, init_state, query_dict, set_state
 
 PREFIX = "audit_"
 RUN_KEY = "audit_run_state"        # the page's LiveRun

@@ -17,10 +17,11 @@ import streamlit as st
 
 from engine.reproduce.report import deciding_comparison
 from engine.reproduce.stored import figure_name, figure_verdicts
-from ui.charts import show
-from ui.fbo_figures import Line, convergence_figure
-from ui.routes import REPRODUCTION, page_link
-from ui.tables import MISSING
+from ui.kit.charts import show
+from ui.fbo.figures import convergence_figure
+from ui.kit.figure_style import Line
+from ui.kit.routes import REPRODUCTION, page_link
+from ui.kit.tables import MISSING
 
 # Verdict cells are coloured (not marked with emoji: a browser without an emoji font draws boxes).
 VERDICT_COLOURS = {"holds": "#d8f0dc", "not significant": "#eeeeee", "reversed": "#f8d7d5"}

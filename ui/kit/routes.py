@@ -18,7 +18,7 @@ from urllib.parse import urlencode
 import streamlit as st
 from streamlit.errors import StreamlitAPIException
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 APP_TITLE = "DP-BO Explorer"
 HOME_ICON = ":material/home:"
 # The browser tab's icon is a file served by this app: a ``:material/...:`` icon there makes the browser

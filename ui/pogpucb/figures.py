@@ -12,8 +12,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from ui.fbo_figures import BASELINE_COLOR, PALETTE, Line, assign_colors
-from ui.figure_style import note, rgba, style
+from ui.kit.figure_style import BASELINE_COLOR, PALETTE, Line, assign_colors, note, rgba, style
 
 PRESERVE_COLOR = "#2ca02c"
 LIFT_COLOR = "#d62728"

@@ -1,11 +1,27 @@
-"""The common look of every chart: title, axes, a legend that never covers the axis, notes, colours.
+"""The common look of every chart: title, axes, a legend that never covers the axis, notes, and the palette.
+
+Every figure module takes its colours from here (:data:`PALETTE` for lines in
+order, :data:`BASELINE_COLOR` for the method every other must beat, the teaching
+view's region and selection colours), and a series is a :class:`Line`.
 
 No streamlit import: figure modules and tests use it without a browser.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import Sequence
+
+import numpy as np
 import plotly.graph_objects as go
+from plotly.colors import qualitative
+
+PALETTE = qualitative.Plotly + qualitative.D3
+BASELINE_COLOR = "#7f7f7f"
+REGION_COLORS = qualitative.Set2
+SELECTED_COLOR = "#1f77b4"
+UNSELECTED_COLOR = "#d0d4da"
+CLIPPED_COLOR = "#d62728"
 
 LEGEND_ROW_PX = 22
 
@@ -44,3 +60,36 @@ def note(fig: go.Figure, text: str) -> None:
     """A grey sentence in the middle of an empty chart (e.g. before the first run)."""
     fig.add_annotation(text=text, showarrow=False, x=0.5, y=0.5, xref="paper", yref="paper",
                        font=dict(size=14, color="#666"))
+
+
+@dataclass
+class Line:
+    """One series of a chart: ``y`` against ``x``, optionally with a standard error ``err``.
+
+    ``baseline`` draws it grey and dashed (TS, the method every other must beat).
+    """
+
+    label: str
+    x: np.ndarray
+    y: np.ndarray
+    err: np.ndarray | None = None
+    baseline: bool = False
+    color: str | None = None
+
+
+def assign_colors(lines: Sequence[Line]) -> list[Line]:
+    """Give every non-baseline line a distinct palette colour (in order), baselines grey."""
+    k = 0
+    for line in lines:
+        if line.color is None:
+            if line.baseline:
+                line.color = BASELINE_COLOR
+            else:
+                line.color = PALETTE[k % len(PALETTE)]
+                k += 1
+    return list(lines)
+
+
+def line_style(line: Line) -> dict:
+    return dict(color=line.color or BASELINE_COLOR, width=2.5 if not line.baseline else 2,
+                dash="dash" if line.baseline else "solid")

@@ -9,8 +9,8 @@ import streamlit as st
 from engine.pogpucb import FIG2A, HYPER_MODES, TABLE_PRESETS, TASK_DEFAULTS, TASKS, PoConfig
 from engine.pogpucb.config import HYPER_MODE_LABELS, MAX_EPSILON, MAX_ITERATIONS, MAX_R, MAX_RUNS, MIN_EPSILON
 from engine.pogpucb.variants import COMPARE, build_variants, epsilon_from
-from ui.errors import ErrorSlots
-from ui.state import SEED_MAX, Param, current_values, seed_controls, set_state
+from ui.kit.errors import ErrorSlots
+from ui.kit.state import SEED_MAX, Param, current_values, seed_controls, set_state
 
 PREFIX = "po_"
 RUN_KEY = "po_run_state"           # the page's LiveRun

@@ -17,9 +17,9 @@ from engine.hype.config import (
 )
 from engine.hype.sweeps import FIG2A_EPSILONS, FIG2A_KS
 from engine.limits import check, hype_cost
-from ui.errors import ErrorSlots
-from ui.live_run import LiveRun
-from ui.state import SEED_MAX, Param, current_values, seed_controls, set_state
+from ui.kit.errors import ErrorSlots
+from ui.kit.run_loop import LiveRun
+from ui.kit.state import SEED_MAX, Param, current_values, seed_controls, set_state
 
 PREFIX = "hype_"
 RUN_KEY = "hype_run_state"         # the page's LiveRun

@@ -12,7 +12,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from engine.audit import AuditResult, max_tpr
-from ui.figure_style import rgba, style
+from ui.kit.figure_style import rgba, style
 
 IN_COLOR = "#ff7f0e"          # the world with the canary (D)
 OUT_COLOR = "#1f77b4"         # the world without it (D')

@@ -1,6 +1,6 @@
 """The Trade-off explorer's controls: a sweep's tool, fixed settings, axes, runs and executor, and its links.
 
-The Federated BO settings come through :mod:`ui.fbo_controls` (the module that
+The Federated BO settings come through :mod:`ui.fbo.controls` (the module that
 owns them); a finished setting opens on its tool's page through
 :func:`setting_link`, with the query parameters that page reads.
 """
@@ -23,10 +23,12 @@ from engine.limits import HostLimits
 from engine.sweep.spec import MAX_REPLICATES, MAX_RUNS
 from engine.sweep.values import format_lines, format_values, parse_assignment, parse_lines
 from engine.validation import ConfigError
-from ui import fbo_controls, hype_controls, pogpucb_controls
-from ui.errors import ErrorSlots
-from ui.routes import TOOL_ROUTES, Route
-from ui.state import SEED_MAX, Param, current_values, init_state, set_state
+from ui.fbo import controls as fbo_controls
+from ui.hype import controls as hype_controls
+from ui.pogpucb import controls as pogpucb_controls
+from ui.kit.errors import ErrorSlots
+from ui.kit.routes import TOOL_ROUTES, Route
+from ui.kit.state import SEED_MAX, Param, current_values, init_state, set_state
 
 PREFIX = "sw_"
 RESULT_KEY = "sw_result"           # the table shown (from a run or an upload)

@@ -1,9 +1,9 @@
 """The small "audited ε" panel beside a run's claimed ε (Federated BO and DP-HYPE pages): on demand, cached.
 
 Nothing is audited when a run finishes. A button attacks what the run
-released, through the page's one heavy-work entry (:func:`ui.live_run.run_live`,
+released, through the page's one heavy-work entry (:func:`ui.kit.run_loop.run_live`,
 priced first); the result is kept per audit configuration
-(:func:`ui.cached.cached_audit`), so the same configuration, in any session,
+(:func:`ui.kit.cached.cached_audit`), so the same configuration, in any session,
 is audited once. The embedded audit is small on purpose: the number of agents
 and the vector length change only its cost, so it uses as few as the game
 allows, and it plays 200,000 trials of one release (fewer when the run made
@@ -18,13 +18,14 @@ import streamlit as st
 from engine.audit import AuditResult, ServerAudit, VoteAudit, audit_cost, run_audit
 from engine.limits import format_seconds
 from engine.validation import ConfigError
-from ui.audit_controls import describe, link_params
-from ui.audit_figures import epsilon_figure
-from ui.cached import cached_audit
-from ui.charts import show
-from ui.errors import ErrorSlots
-from ui.live_run import LiveLine, LiveRun, Progress, RunStatus, in_background, run_live, show_failure
-from ui.routes import AUDIT, page_link
+from ui.audit.controls import describe, link_params
+from ui.audit.figures import epsilon_figure
+from ui.kit.cached import cached_audit
+from ui.kit.charts import show
+from ui.kit.errors import ErrorSlots
+from ui.kit.run_loop import LiveLine, LiveRun, RunStatus, run_live, show_failure
+from ui.kit.background import Progress, in_background
+from ui.kit.routes import AUDIT, page_link
 
 EMBEDDED_TRIALS = 200_000              # one release in about a second on the 2-core machine
 EMBEDDED_TRIAL_RELEASES = 2_000_000    # trials x releases: a run of many releases takes a second or two too
@@ -63,7 +64,7 @@ def canary_note(result: AuditResult) -> str | None:
 
 
 def audit_line(config) -> LiveLine:
-    """The one line of an audit for :func:`ui.live_run.run_live`: the engine's audit in the background,
+    """The one line of an audit for :func:`ui.kit.run_loop.run_live`: the engine's audit in the background,
     stoppable between chunks of trials, cached per configuration up to :data:`EMBEDDED_TRIALS` trials."""
     def work(progress, cancel):
         # A cached audit keeps its scores (16 bytes a trial) for every session: only small ones are worth it.
@@ -75,7 +76,7 @@ def audit_line(config) -> LiveLine:
 
 
 def progress_of(latest, counts) -> tuple[float, str]:
-    """The progress bar of an audit line (fraction, text), for :func:`ui.live_run.run_live`."""
+    """The progress bar of an audit line (fraction, text), for :func:`ui.kit.run_loop.run_live`."""
     item = latest[0]
     if isinstance(item, Progress):
         if not item.total:

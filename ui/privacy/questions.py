@@ -1,6 +1,6 @@
 """The Privacy accountant page's computed answers: the inverse questions and the paper's Fig. 2 table.
 
-Both run through :mod:`ui.live_run` (stoppable, priced); the page keeps the
+Both run through :mod:`ui.kit.run_loop` (stoppable, priced); the page keeps the
 controls and draws what these return.
 """
 
@@ -11,9 +11,10 @@ import streamlit as st
 from engine.limits import accountant_cost
 from engine.privacy import ACCOUNTANT_LABELS, ACCOUNTANTS, default_delta, supports
 from engine.validation import ConfigError
-from ui.cached import cached_calibrate_q, cached_calibrate_steps, cached_calibrate_z, cached_epsilon
-from ui.errors import ErrorSlots
-from ui.live_run import LiveLine, RunStatus, compute, run_live
+from ui.kit.cached import cached_calibrate_q, cached_calibrate_steps, cached_calibrate_z, cached_epsilon
+from ui.kit.errors import ErrorSlots
+from ui.kit.run_loop import LiveLine, RunStatus, run_live
+from ui.kit.compute import compute
 
 MAX_STEPS = 100_000
 SOLVE_LABELS = {"z": "noise multiplier z", "q": "sampling probability q", "steps": "number of releases T"}

@@ -45,17 +45,16 @@ from enum import Enum
 from typing import Any, Callable, Iterator, Mapping, Sequence
 
 import streamlit as st
-from streamlit.runtime.scriptrunner import add_script_run_ctx
 
 from engine.cancel import TIME_LIMIT, Cancelled, CancelToken, cancellable
-from engine.cancel import current as current_token
 from engine.hosting import is_hosted
 from engine.limits import Cost, HostLimits, check, format_seconds
 from engine.validation import ConfigError
-from ui.errors import ErrorSlots
+from ui.kit.compute import POLL_SECONDS
+from ui.kit.errors import ErrorSlots
+from ui.kit.run_pool import POOL, RunPool, Ticket
 
 REDRAW_SECONDS = 0.3      # live charts redraw at most this often (and after the first item)
-POLL_SECONDS = 0.1        # the script thread sends something to the browser at least this often while it waits
 QUEUE_POLL_SECONDS = 0.25
 WORKER_NICENESS = 5       # heavy threads yield the CPU to pages and health checks (Linux: per-thread nice)
 LOG = logging.getLogger("dpbo.live_run")
@@ -94,144 +93,6 @@ class LiveLine:
     label: str
     start: Callable[[], Iterator[Any]]
     steps: int                         # how many items the iterator yields (for the progress bar)
-
-
-@dataclass(frozen=True)
-class Progress:
-    """How far an engine call that reports progress has got (what :func:`in_background` yields meanwhile)."""
-
-    done: int
-    total: int
-
-
-
-
-def in_background(work: Callable[[Callable[[int, int], None], Callable[[], bool]], Any], *,
-                  poll: float = POLL_SECONDS) -> Iterator[Any]:
-    """A LiveLine's iterator for one engine call ``work(progress, cancel)`` that runs to the end in one go.
-
-    The call runs in a thread and the line yields a :class:`Progress` after each
-    report (and every ``poll`` seconds), then the call's result; an exception it
-    raises is raised here. Closing the iterator (Stop or any control rerunning
-    the script, the session ending) or cancelling the cancel token it was started
-    under (:func:`run_live`'s worker) makes ``cancel()`` return True, so the
-    engine stops at its next check instead of finishing unseen.
-    """
-    reports: queue.Queue = queue.Queue()
-    cancelled = threading.Event()
-    outcome: dict[str, Any] = {}
-    outer = current_token()
-
-    def stop_asked() -> bool:
-        return cancelled.is_set() or (outer is not None and outer.cancelled)
-
-    def target() -> None:
-        try:
-            with cancellable(outer):
-                outcome["result"] = work(lambda done, total: reports.put(Progress(int(done), int(total))),
-                                         stop_asked)
-        except BaseException as err:  # noqa: BLE001 - handed to the script thread, which raises it
-            outcome["error"] = err
-        finally:
-            reports.put(None)
-
-    # The thread sees the session's context, so cached engine calls (st.cache_data) work inside it.
-    thread = add_script_run_ctx(threading.Thread(target=target, name="live-run-call", daemon=True))
-    latest = Progress(0, 0)
-    thread.start()
-    try:
-        while True:
-            try:
-                report = reports.get(timeout=poll)
-            except queue.Empty:
-                yield latest
-                continue
-            if report is None:
-                break
-            latest = report
-            yield report
-        if "error" in outcome:
-            raise outcome["error"]
-        yield outcome["result"]
-    finally:
-        cancelled.set()
-
-
-# ---------------------------------------------------------------- the server-wide pool
-@dataclass(eq=False)
-class Ticket:
-    """A run's place in the pool (compared by identity)."""
-
-    slots: int
-    running: bool = False
-
-
-class RunPool:
-    """Heavy runs computing at once on the whole server; the others wait in the order they came.
-
-    A run takes ``slots`` places (a sweep on w worker processes takes w, at most
-    the capacity). The capacity is the host's ``DPBO_MAX_RUNS`` (read when a run
-    joins, default the number of cores) unless given.
-    """
-
-    def __init__(self, capacity: int | None = None):
-        self._fixed = capacity
-        self._cond = threading.Condition()
-        self._waiting: list[Ticket] = []
-        self._running = 0
-
-    @property
-    def capacity(self) -> int:
-        return self._fixed or HostLimits.from_env().runs_cap
-
-    def join(self, slots: int = 1) -> Ticket:
-        ticket = Ticket(max(1, min(int(slots), self.capacity)))
-        with self._cond:
-            self._waiting.append(ticket)
-        return ticket
-
-    def try_start(self, ticket: Ticket) -> bool:
-        """Start ``ticket`` if every ticket before it has started and its slots are free."""
-        with self._cond:
-            if self._waiting and self._waiting[0] is ticket and self._running + ticket.slots <= self.capacity:
-                self._waiting.pop(0)
-                self._running += ticket.slots
-                ticket.running = True
-                self._cond.notify_all()
-                return True
-            return False
-
-    def ahead(self, ticket: Ticket) -> int:
-        """How many waiting runs are before ``ticket``."""
-        with self._cond:
-            return next((i for i, t in enumerate(self._waiting) if t is ticket), 0)
-
-    @property
-    def running(self) -> int:
-        with self._cond:
-            return self._running
-
-    @property
-    def waiting(self) -> int:
-        with self._cond:
-            return len(self._waiting)
-
-    def leave(self, ticket: Ticket) -> None:
-        """Give back a started ticket's slots, or leave the queue."""
-        with self._cond:
-            if ticket.running:
-                ticket.running = False
-                self._running -= ticket.slots
-            else:
-                self._waiting = [t for t in self._waiting if t is not ticket]
-            self._cond.notify_all()
-
-    def wait(self, timeout: float) -> None:
-        with self._cond:
-            self._cond.wait(timeout)
-
-
-POOL = RunPool()
 
 
 # ---------------------------------------------------------------- controls
@@ -456,40 +317,6 @@ def _consume(run: LiveRun, channel: _Channel, draw, progress_slot, started: floa
 def _clip(bar: tuple[float, str]) -> tuple[float, str]:
     fraction, text = bar
     return min(max(float(fraction), 0.0), 1.0), text
-
-
-def compute(fn: Callable[..., Any], *args, slot=None, **kwargs) -> Any:
-    """``fn(*args, **kwargs)`` in a worker thread under a cancel token, without queueing (light work).
-
-    The script thread sends an empty placeholder (``slot``, default a new one)
-    to the browser every :data:`POLL_SECONDS` while it waits, so Stop, another
-    click or a closed tab interrupt the script there, and the engine stops at
-    its next checkpoint. Returns ``fn``'s value or raises what it raised.
-    """
-    slot = st.empty() if slot is None else slot
-    token = CancelToken(HostLimits.from_env().run_seconds)
-    box: queue.Queue = queue.Queue(maxsize=1)
-
-    def work() -> None:
-        try:
-            with cancellable(token):
-                box.put((True, fn(*args, **kwargs)))
-        except BaseException as err:  # noqa: BLE001 - handed to the script thread, which raises it
-            box.put((False, err))
-
-    threading.Thread(target=work, name="dpbo-compute", daemon=True).start()
-    try:
-        while True:
-            try:
-                ok, value = box.get(timeout=POLL_SECONDS)
-                break
-            except queue.Empty:
-                slot.empty()        # a point where Streamlit can interrupt the script
-    finally:
-        token.cancel()
-    if ok:
-        return value
-    raise value
 
 
 def show_failure(run: LiveRun, slot) -> None:

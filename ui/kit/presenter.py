@@ -4,7 +4,7 @@ A lesson page (the teaching view, the privacy accountant) adds
 :data:`PRESENT` to its controls (so the mode is in the link, ``?present=true``,
 and a teacher can bookmark the lesson in presenter mode), draws
 :func:`presenter_toggle` near its title, moves between its screens with
-:func:`slide_nav` and passes ``large=True`` to :func:`ui.charts.show`.
+:func:`slide_nav` and passes ``large=True`` to :func:`ui.kit.charts.show`.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from typing import Callable, Sequence
 
 import streamlit as st
 
-from ui.state import Param
+from ui.kit.state import Param
 
 PRESENT = Param(False, bool)   # the control behind the toggle: add it to a lesson page's parameters as "present"
 

@@ -64,7 +64,7 @@ def cached_calibrate_steps(target: float, q: float, z: float, delta: float, acco
 def cached_audit(config, _progress=None, _cancel=None) -> AuditResult:
     """An audit per configuration (ServerAudit or VoteAudit): computed once, then shared.
 
-    Only small audits come here (:func:`ui.audit_panel.audit_line`: at most
+    Only small audits come here (:func:`ui.audit.panel.audit_line`: at most
     200,000 trials, about 3 MB of scores each). ``_progress`` and ``_cancel``
     are passed to :func:`engine.audit.run_audit` and are not part of the key;
     a cancelled audit raises and is not kept.
