@@ -27,14 +27,14 @@ from ui.hype.figures import (
     success_curve_figure,
     winners_figure,
 )
-from ui.kit.run_loop import LiveLine, RunStatus, current_run, run_buttons, run_live, show_failure
+from ui.kit.run_loop import LiveLine, RunStatus, checked, current_run, run_buttons, run_live, show_failure
 from ui.kit.compute import compute
+from ui.kit.opening import open_page
 from ui.kit.routes import HYPE
 
 SCRIPT_START = time.perf_counter()
-HYPE.configure()
+opening = open_page(HYPE, controls.init)
 
-ignored = controls.init()
 slots = ErrorSlots()
 with st.sidebar:
     controls.sidebar(slots)
@@ -47,12 +47,12 @@ st.write(
     "Gaussian noise to its 0/1 vote vector; a **secure summation** reveals only the sum to the server, which picks "
     "the candidate with the most noisy votes. The noise on the sum is calibrated to (ε, δ) with sensitivity √(2k), "
     "whatever the number of candidates. Press **Run** and watch the votes and the winners accumulate.")
-if ignored:
-    st.warning(f"Ignored link parameter(s) that did not parse: {', '.join(ignored)}.")
+opening.note()
 
 config = None
 try:
-    config = controls.config_of(values)
+    config = controls.config_of(values, priced=False)
+    price = checked(hype_cost(config))     # the run's one price
     noise = cached_noise(config)
 except ConfigError as err:
     config = None
@@ -164,7 +164,7 @@ def progress(latest, counts) -> tuple[float, str]:
 if run_clicked and config is not None:
     run_live(controls.RUN_KEY, [LiveLine("DP-HYPE", lambda: votes(config), 10)], values=values,
              draw=lambda live, suffix: draw(live.results[0], suffix), progress_slot=progress_slot, errors=slots,
-             cost=hype_cost(config), progress=progress, started=SCRIPT_START,
+             price=price, progress=progress, started=SCRIPT_START,
              starting="Training every candidate on every client (once per split; cached afterwards) ..."
              if config.mode == "data" else "Starting the votes ...")
 

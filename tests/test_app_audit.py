@@ -127,7 +127,9 @@ def test_an_audit_above_the_host_limit_is_refused_under_the_knob_to_lower():
 def test_link_parameters_are_parsed_with_limits():
     at = audit_page(q="5", trials="1e999", P="two", steps="3", z="1.5")
     assert not at.exception
-    assert "Ignored link parameter(s) outside their limits: q, P, trials." == at.warning[0].value
+    assert at.warning[0].value == (
+        "Ignored q=5 from the link: q is a number from 0 to 1. Ignored P=two from the link: P is a whole number from 1 "
+        "to 10,000. Ignored trials=1e999 from the link: trials is a whole number from 100 to 100,000,000.")
     assert at.number_input(key="audit_q").value == 0.25 and at.number_input(key="audit_trials").value == 200_000
     assert at.number_input(key="audit_steps").value == 3 and at.number_input(key="audit_z").value == 1.5
 

@@ -39,9 +39,14 @@ def page():
     cost = Cost(seconds=1e6 if mode == "expensive" else 0.0, memory_mb=1.0, field="runs")
     clicked = st.button("Run", key="go")
     if clicked:
-        live.run_live("demo", [line("a", 3), line("b", 2)], values={"v": 1}, errors=slots, cost=cost,
-                      draw=lambda run, suffix: drawn.append(list(run.results)), progress_slot=st.empty(),
-                      interleave=mode != "sequential", snapshot=lambda item: item.upper())
+        try:
+            price = live.checked(cost, what="These 2 lines")      # the page prices the run once, then starts it
+        except ConfigError as err:
+            slots.show(err)
+        else:
+            live.run_live("demo", [line("a", 3), line("b", 2)], values={"v": 1}, errors=slots, price=price,
+                          draw=lambda run, suffix: drawn.append(list(run.results)), progress_slot=st.empty(),
+                          interleave=mode != "sequential", snapshot=lambda item: item.upper())
     run = live.current_run("demo", clicked)
     st.session_state["status"] = None if run is None else run.status.value
 
@@ -86,8 +91,19 @@ def test_a_config_error_clears_the_run_and_shows_under_its_control():
 
 def test_the_host_limit_is_checked_before_anything_starts():
     at = run_page(mode="expensive")
-    assert at.session_state["started"] == [] and at.session_state["demo"] is None
+    assert at.session_state["started"] == [] and "demo" not in at.session_state
     assert len(at.error) == 1 and "These 2 lines need about" in at.error[0].value
+
+
+def test_a_run_starts_only_with_a_price():
+    import pytest
+
+    import ui.kit.run_loop as live
+    from ui.kit.errors import ErrorSlots
+
+    with pytest.raises(TypeError, match="priced"):
+        live.run_live("demo", [], values={}, draw=lambda run, suffix: None, progress_slot=None,
+                      errors=ErrorSlots(), price=None)
 
 
 def test_a_failing_engine_leaves_a_failed_run_and_a_usable_page():
@@ -182,6 +198,7 @@ def slow_page():
 
     import ui.kit.run_loop as live
     from engine.cancel import checkpoint
+    from engine.limits import Cost
     from ui.kit.errors import ErrorSlots
 
     def forever():
@@ -193,7 +210,8 @@ def slow_page():
     slots = ErrorSlots()
     if st.button("Run", key="go"):
         live.run_live("slow", [live.LiveLine("x", forever, 10)], values={}, errors=slots, draw=lambda r, s: None,
-                      progress_slot=st.empty(), pool=st.session_state.get("pool"))
+                      progress_slot=st.empty(), pool=st.session_state.get("pool"),
+                      price=live.checked(Cost(seconds=0.0, memory_mb=1.0, field="runs")))
     run = st.session_state.get("slow")
     st.session_state["status"] = None if run is None else (run.status.value, run.message)
 

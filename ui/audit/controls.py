@@ -29,14 +29,15 @@ from engine.audit.config import (
 from engine.fbo.config import WEIGHT_SCHEDULES, WEIGHTS
 from engine.fbo.variants import COMPARISON_DEFAULTS, build_variants
 from engine.hype.config import AGGREGATIONS
-from engine.limits import Cost, HostLimits, check
+from engine.limits import HostLimits
 from engine.privacy import ACCOUNTANT_LABELS, ACCOUNTANTS, SAMPLING
 from engine.validation import ConfigError
 from ui.fbo import controls as fbo_controls
 from ui.hype import controls as hype_controls
 from ui.kit.cached import cached_plan
 from ui.kit.errors import ErrorSlots
-from ui.kit.state import Param, current_values, init_state, query_dict, set_state
+from ui.kit.run_loop import Priced, checked
+from ui.kit.state import Ignored, Param, current_values, init_state, query_dict, set_state
 
 PREFIX = "audit_"
 RUN_KEY = "audit_run_state"        # the page's LiveRun
@@ -85,7 +86,7 @@ def _key(name: str) -> str:
     return PREFIX + name
 
 
-def init() -> list[str]:
+def init() -> list[Ignored]:
     """Seed the controls from the URL (values outside their limits are ignored); returns ignored parameters."""
     return init_state(PARAMS, PREFIX)
 
@@ -95,7 +96,7 @@ def current() -> dict:
     return current_values(PARAMS, PREFIX)
 
 
-def config_of(values: dict) -> tuple[ServerAudit | VoteAudit, Cost]:
+def config_of(values: dict) -> tuple[ServerAudit | VoteAudit, Priced]:
     """The audit the controls describe and its price; raises ConfigError naming the field (the knob to lower)."""
     common = {name: values[name] for name in COMMON_FIELDS}
     common["noise_scale"] = CONTROL_SCALE if values["control"] else 1.0
@@ -106,7 +107,7 @@ def config_of(values: dict) -> tuple[ServerAudit | VoteAudit, Cost]:
         config = VoteAudit(**{name: values[name] for name in VOTE_FIELDS}, **common,
                            epsilon=values["epsilon"] if noise_eps else None,
                            sigma=None if noise_eps else values["sigma"])
-    return config, check(audit_cost(config), what="This audit")
+    return config, checked(audit_cost(config), what="This audit")
 
 
 def describe(config: ServerAudit | VoteAudit) -> str:

@@ -23,7 +23,7 @@ from ui.audit.figures import epsilon_figure
 from ui.kit.cached import cached_audit
 from ui.kit.charts import show
 from ui.kit.errors import ErrorSlots
-from ui.kit.run_loop import LiveLine, LiveRun, RunStatus, run_live, show_failure
+from ui.kit.run_loop import LiveLine, LiveRun, RunStatus, checked, run_live, show_failure
 from ui.kit.background import Progress, in_background
 from ui.kit.routes import AUDIT, page_link
 
@@ -106,10 +106,14 @@ def audit_panel(key: str, config: ServerAudit | VoteAudit, what: str) -> None:
         slots = ErrorSlots()
         slots.fallback()
         if clicked and not done:
-            run = run_live(key, [audit_line(config)], values={"config": config}, draw=lambda live, suffix: None,
-                           progress_slot=progress_slot, errors=slots, cost=audit_cost(config), what="This audit",
-                           progress=progress_of)
-            done = run is not None and run.status is RunStatus.DONE
+            try:
+                price = checked(audit_cost(config), what="This audit")
+            except ConfigError as err:
+                slots.show(err)
+            else:
+                run = run_live(key, [audit_line(config)], values={"config": config}, draw=lambda live, suffix: None,
+                               progress_slot=progress_slot, errors=slots, price=price, progress=progress_of)
+                done = run is not None and run.status is RunStatus.DONE
         if done:
             button_slot.caption(":material/check: audited")
             result = run.results[0]

@@ -31,7 +31,17 @@ from engine.privacy import ACCOUNTANT_LABELS, ACCOUNTANTS, SAMPLING
 from engine.privacy.accountants import Q_MIN, Z_MAX, Z_MIN
 from ui.kit.errors import ErrorSlots
 from ui.kit.run_loop import LiveRun
-from ui.kit.state import SEED_MAX, Param, current_values, decode_query, query_dict, seed_controls, set_state
+from ui.kit.state import (
+    SEED_MAX,
+    Ignored,
+    Param,
+    decode_query,
+    mirror_to_query,
+    query_dict,
+    seed_controls,
+    set_state,
+    state_values,
+)
 
 PREFIX = "fbo_"
 RUN_KEY = "fbo_run_state"          # the page's LiveRun
@@ -72,14 +82,23 @@ def _load_preset() -> None:
         set_state(preset_values(name), PREFIX)
 
 
-def init() -> list[str]:
+def init() -> list[Ignored]:
     """Seed the controls (a ``?preset=`` link first, then the URL's values); returns ignored parameters."""
-    return seed_controls(FBO_PARAMS, PREFIX, presets=PAGE_PRESETS, preset_values=preset_values)
+    return seed_controls(FBO_PARAMS, PREFIX, presets=PAGE_PRESETS, preset_values=preset_values,
+                         choice_key="fbo_preset_choice")
 
 
 def current() -> dict:
-    """The controls' values now, mirrored into the URL."""
-    return current_values(FBO_PARAMS, PREFIX)
+    """The controls' values now, mirrored into the URL.
+
+    A task with its own agents (landmine: one per field) shows its number, as
+    the run uses it, so the link and the exported configuration agree with the run.
+    """
+    values = state_values(FBO_PARAMS, PREFIX)
+    if values["dataset"] in FIXED_AGENT_DATASETS:
+        values["agents"] = default_agents(values["dataset"])
+    mirror_to_query(values, FBO_PARAMS)
+    return values
 
 
 def settings() -> dict:

@@ -19,7 +19,7 @@ from engine.hype.sweeps import FIG2A_EPSILONS, FIG2A_KS
 from engine.limits import check, hype_cost
 from ui.kit.errors import ErrorSlots
 from ui.kit.run_loop import LiveRun
-from ui.kit.state import SEED_MAX, Param, current_values, seed_controls, set_state
+from ui.kit.state import Ignored, SEED_MAX, Param, current_values, seed_controls, set_state
 
 PREFIX = "hype_"
 RUN_KEY = "hype_run_state"         # the page's LiveRun
@@ -71,9 +71,10 @@ def _load_preset() -> None:
         set_state(PRESETS[name][1], PREFIX)
 
 
-def init() -> list[str]:
+def init() -> list[Ignored]:
     """Seed the controls (a ``?preset=`` link first, then the URL's values); returns ignored parameters."""
-    return seed_controls(PARAMS, PREFIX, presets=PRESETS, preset_values=lambda name: PRESETS[name][1])
+    return seed_controls(PARAMS, PREFIX, presets=PRESETS, preset_values=lambda name: PRESETS[name][1],
+                         choice_key="hype_preset_choice")
 
 
 def current() -> dict:

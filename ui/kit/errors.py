@@ -12,6 +12,7 @@ from typing import Any
 
 import streamlit as st
 
+from engine.limits import KNOB_NAMES
 from engine.validation import ConfigError
 
 
@@ -38,3 +39,21 @@ class ErrorSlots:
 
     def has(self, field: str | None) -> bool:
         return field in self._slots
+
+    def mark(self, err: ConfigError) -> None:
+        """Point from the control ``err`` names to its sentence, which the page shows in the main area.
+
+        For a host's limit: the sentence names several knobs and may be long, so
+        it stays in the main area and the knob to lower first is marked here.
+        """
+        slot = self._slots.get(getattr(err, "field", None))
+        if slot is not None:
+            slot.warning("Lower this first: the run is above this server's limits (the sentence on the right "
+                         "says by how much).", icon=":material/arrow_upward:")
+
+    def run_is_off(self, err: ConfigError) -> None:
+        """The caption beside a Run that ``err`` turned off, naming the marked setting (when it has a control)."""
+        field = getattr(err, "field", None)
+        if self.has(field):
+            st.caption(f":material/arrow_back: Run is off until the setting marked on the left "
+                       f"({KNOB_NAMES.get(field, field)}) is fixed.")

@@ -4,7 +4,9 @@ A page describes what to run as :class:`LiveLine` objects (a label, how to
 start the engine's iterator, how many items it yields) and calls
 :func:`run_live`. It
 
-1. checks the cost against the host's limits (:func:`engine.limits.check`);
+1. starts only with a :class:`Priced` cost: the page prices the run once,
+   with :func:`checked`, before it draws Run (a refusal turns Run off), and
+   hands that price over;
 2. waits for a place in the server-wide :class:`RunPool` (``DPBO_MAX_RUNS``
    heavy runs at once; the others wait in order and see their position);
 3. steps the lines in a worker thread under a cancel token
@@ -87,6 +89,22 @@ class LiveRun:
 
 
 @dataclass(frozen=True)
+class Priced:
+    """A run's cost that is within the host's limits: what :func:`run_live` needs (made by :func:`checked`)."""
+
+    cost: Cost
+
+
+def checked(cost: Cost, *, what: str = "This run", fewer: str | None = None) -> Priced:
+    """Price a run once: ``cost`` against the host's limits (:func:`engine.limits.check`).
+
+    Raises ConfigError naming the knob to lower; ``what`` and ``fewer`` word it
+    ("These 3 lines", "lines").
+    """
+    return Priced(check(cost, what=what, fewer=fewer))
+
+
+@dataclass(frozen=True)
 class LiveLine:
     """One line of a run: ``start()`` builds the engine's iterator (lazily, in the worker thread)."""
 
@@ -127,24 +145,22 @@ def failure_message(err: BaseException) -> str:
 
 
 def run_live(key: str, lines: Sequence[LiveLine], *, values: Mapping, draw: Callable[[LiveRun, str], None],
-             progress_slot, errors: ErrorSlots, cost: Cost | None = None, what: str | None = None,
-             fewer: str | None = None,
+             progress_slot, errors: ErrorSlots, price: Priced,
              snapshot: Callable[[Any], Any] = lambda item: item,
              progress: Callable[[list, list[int]], tuple[float, str]] | None = None, interleave: bool = True,
              started: float | None = None, slots: int = 1, starting: str = "Starting ...",
              pool: RunPool | None = None) -> LiveRun | None:
     """Run ``lines`` to the end, drawing as they grow; the run is stored under ``st.session_state[key]``.
 
-    ``cost`` is checked against the host's limits before anything starts
-    (``what`` and ``fewer`` word the refusal; by default "These N lines" and
-    "lines"). ``slots``: places the run takes in the server's pool (worker
-    processes of a sweep). ``snapshot(item)`` turns what an iterator yields
+    ``price`` is the run's cost as the page checked it (:func:`checked`): a
+    run is priced once, before Run is drawn. ``slots``: places the run takes
+    in the server's pool (worker processes of a sweep). ``snapshot(item)`` turns what an iterator yields
     into the stored result (taken only when drawing); ``draw(run, suffix)``
     draws the charts (keys must include ``suffix``); ``progress(latest,
     counts)`` gives the bar's fraction and text from each line's latest item
     and how many items it yielded (default: items so far against the lines'
     ``steps``); ``starting`` is the bar's text until the first item. A
-    ConfigError (the limit, a missing data set) clears the stored run and
+    ConfigError (a missing data set) clears the stored run and
     appears under its control; the time limit leaves a STOPPED run with its
     ``message``; any other exception leaves a FAILED run whose message the
     page shows.
@@ -153,12 +169,10 @@ def run_live(key: str, lines: Sequence[LiveLine], *, values: Mapping, draw: Call
     pool = POOL if pool is None else pool
     run = LiveRun(status=RunStatus.RUNNING, labels=[line.label for line in lines], results=[None] * len(lines),
                   values=dict(values))
+    if not isinstance(price, Priced):
+        raise TypeError("run_live starts only a priced run: pass checked(cost)")
     token = None
     try:
-        if cost is not None:
-            several = len(lines) > 1
-            check(cost, what=what or (f"These {len(lines)} lines" if several else "This run"),
-                  fewer=fewer or ("lines" if several else None))
         st.session_state[key] = run
         ticket = _queue(pool, slots, progress_slot)
         token = CancelToken(HostLimits.from_env().run_seconds)

@@ -78,6 +78,26 @@ class Param:
             raise ValueError(text)
         return number
 
+    def allowed(self, name: str) -> str:
+        """What a link may set ``name`` to, as the end of a sentence: "agents is a whole number from 2 to 100,000"."""
+        if self.kind is bool:
+            what = "true or false"
+        elif self.kind in (int, float):
+            what = "a whole number" if self.kind is int else "a number"
+            low, high = (None if b is None else _number_text(b, self.kind) for b in (self.low, self.high))
+            if low is not None and high is not None:
+                what += f" from {low} to {high}"
+            elif low is not None:
+                what += f" of at least {low}"
+            elif high is not None:
+                what += f" of at most {high}"
+        elif self.choices is not None:
+            listed = ", ".join(map(str, self.choices))
+            what = f"a comma-separated list of {listed}" if self.kind is list else f"one of {listed}"
+        else:
+            what = f"text of at most {MAX_TEXT:,} characters"
+        return f"{name} is {what}" + (" or empty" if self.optional else "")
+
     def encode(self, value) -> str:
         if value is None:
             return ""
@@ -90,12 +110,35 @@ class Param:
         return str(value)
 
 
-def init_state(params: Mapping[str, Param], prefix: str, *, read_query: bool = True) -> list[str]:
+def _number_text(number: float, kind: type) -> str:
+    if kind is int or float(number).is_integer() and abs(number) < 1e15:
+        return f"{int(number):,}"
+    return f"{number:g}"
+
+
+SHOWN_TEXT = 40     # characters of an ignored link value repeated in the note
+
+
+@dataclass(frozen=True)
+class Ignored:
+    """A query parameter a page left out: its name, the text the link gave, and what it may be."""
+
+    name: str
+    text: str
+    allowed: str
+
+    def sentence(self) -> str:
+        text = self.text if len(self.text) <= SHOWN_TEXT else self.text[:SHOWN_TEXT] + "..."
+        return f"Ignored {self.name}={text} from the link: {self.allowed}."
+
+
+def init_state(params: Mapping[str, Param], prefix: str, *, read_query: bool = True) -> list[Ignored]:
     """Seed ``st.session_state[prefix + name]`` for every control not yet on screen.
 
     A control that already has a value keeps it; a new one takes the URL's
-    query parameter of the same name when it parses, else its default. Returns
-    the names of query parameters that were ignored because they did not parse.
+    query parameter of the same name when it fits (parses, in range), else its
+    default. Returns the query parameters that were ignored, each with what it
+    may be.
     """
     ignored = []
     for name, param in params.items():
@@ -107,7 +150,7 @@ def init_state(params: Mapping[str, Param], prefix: str, *, read_query: bool = T
             try:
                 value = param.decode(st.query_params[name])
             except ValueError:
-                ignored.append(name)
+                ignored.append(Ignored(name, str(st.query_params[name]), param.allowed(name)))
         st.session_state[key] = list(value) if isinstance(value, list) else value
     return ignored
 
@@ -161,16 +204,20 @@ def decode_query(params: Mapping[str, Param]) -> dict:
 
 
 def seed_controls(params: Mapping[str, Param], prefix: str, *, presets: Container[str] = (),
-                  preset_values: Callable[[str], Mapping[str, Any]] | None = None) -> list[str]:
+                  preset_values: Callable[[str], Mapping[str, Any]] | None = None,
+                  choice_key: str | None = None) -> list[Ignored]:
     """Seed a page's controls: a ``?preset=NAME`` link first, then the URL's own values.
 
     A preset fills the controls with ``preset_values(NAME)`` and leaves the
-    URL (the page mirrors its values instead). Returns the names of query
-    parameters that were ignored because they did not parse.
+    URL (the page mirrors its values instead); the preset box (``choice_key``)
+    then shows the preset it loaded. Returns the query parameters
+    that were ignored (:func:`init_state`).
     """
     name = st.query_params.get("preset")
     if preset_values is not None and name in presets:
         set_state(preset_values(name), prefix)
+        if choice_key is not None:
+            st.session_state[choice_key] = name
         del st.query_params["preset"]
     return init_state(params, prefix)
 

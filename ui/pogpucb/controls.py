@@ -10,7 +10,7 @@ from engine.pogpucb import FIG2A, HYPER_MODES, TABLE_PRESETS, TASK_DEFAULTS, TAS
 from engine.pogpucb.config import HYPER_MODE_LABELS, MAX_EPSILON, MAX_ITERATIONS, MAX_R, MAX_RUNS, MIN_EPSILON
 from engine.pogpucb.variants import COMPARE, build_variants, epsilon_from
 from ui.kit.errors import ErrorSlots
-from ui.kit.state import SEED_MAX, Param, current_values, seed_controls, set_state
+from ui.kit.state import Ignored, SEED_MAX, Param, current_values, seed_controls, set_state
 
 PREFIX = "po_"
 RUN_KEY = "po_run_state"           # the page's LiveRun
@@ -62,9 +62,10 @@ def _key(name: str) -> str:
     return PREFIX + name
 
 
-def init() -> list[str]:
+def init() -> list[Ignored]:
     """Seed the controls (a ``?preset=`` link first, then the URL's values); returns ignored parameters."""
-    return seed_controls(PARAMS, PREFIX, presets=PRESETS, preset_values=preset_values)
+    return seed_controls(PARAMS, PREFIX, presets=PRESETS, preset_values=preset_values,
+                         choice_key="po_preset_choice")
 
 
 def current() -> dict:

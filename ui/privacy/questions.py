@@ -13,7 +13,7 @@ from engine.privacy import ACCOUNTANT_LABELS, ACCOUNTANTS, default_delta, suppor
 from engine.validation import ConfigError
 from ui.kit.cached import cached_calibrate_q, cached_calibrate_steps, cached_calibrate_z, cached_epsilon
 from ui.kit.errors import ErrorSlots
-from ui.kit.run_loop import LiveLine, RunStatus, run_live
+from ui.kit.run_loop import LiveLine, RunStatus, checked, run_live
 from ui.kit.compute import compute
 
 MAX_STEPS = 100_000
@@ -63,10 +63,15 @@ def solve_live(setting: dict, solve: str, target: float, chosen: list[str], erro
             yield list(done)
 
     largest = MAX_STEPS if solve == "steps" else setting["steps"]
+    try:
+        price = checked(accountant_cost(largest, chosen, curve=False, calibrations=1, z=setting["z"]),
+                        what="This calibration")
+    except ConfigError as err:
+        errors.show(err)
+        return None
     run = run_live("acc_inverse_run", [LiveLine("solve", rows, len(chosen))], values={},
                    draw=lambda run, suffix: None, progress_slot=st.empty(), errors=errors,
-                   cost=accountant_cost(largest, chosen, curve=False, calibrations=1, z=setting["z"]),
-                   what="This calibration", starting="Calibrating (a few seconds for RDP and PLD the first time) ...",
+                   price=price, starting="Calibrating (a few seconds for RDP and PLD the first time) ...",
                    progress=lambda latest, counts: (counts[0] / max(len(chosen), 1),
                                                     f"{counts[0]} of {len(chosen)} accountants"))
     if run is None or not run.results or run.results[0] is None:

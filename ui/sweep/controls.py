@@ -28,7 +28,7 @@ from ui.hype import controls as hype_controls
 from ui.pogpucb import controls as pogpucb_controls
 from ui.kit.errors import ErrorSlots
 from ui.kit.routes import TOOL_ROUTES, Route
-from ui.kit.state import SEED_MAX, Param, current_values, init_state, set_state
+from ui.kit.state import Ignored, SEED_MAX, Param, current_values, init_state, set_state
 
 PREFIX = "sw_"
 RESULT_KEY = "sw_result"           # the table shown (from a run or an upload)
@@ -108,7 +108,7 @@ def _load_fbo_settings() -> None:
     _use_fbo(fbo_controls.settings())
 
 
-def init() -> list[str]:
+def init() -> list[Ignored]:
     """Seed the controls: a link from the Federated BO page, a ``?preset=``, then the URL's values."""
     if st.query_params.get("from") == "fbo":
         # Linked from the federated BO page: its query parameters describe the configuration to sweep.
