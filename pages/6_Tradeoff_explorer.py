@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+from ui.kit.routes import use_the_products_menu
+
+use_the_products_menu()   # before the engine loads (see ui/kit/routes.py)
+
 import io
 
 import numpy as np

@@ -262,13 +262,13 @@ def test_a_task_with_its_own_agents_puts_them_in_the_link_and_the_run():
     at = AppTest.from_file(FBO, default_timeout=TIMEOUT)
     at.query_params["preset"] = "fig2c"
     at.run()
-    assert at.query_params["agents"] == ["200"]
+    assert at.query_params["agents"] == "200"
     at.selectbox(key="fbo_dataset").set_value("landmine").run()
     assert not at.exception
-    assert at.query_params["agents"] == [str(default_agents("landmine"))] == ["29"]
+    assert at.query_params["agents"] == str(default_agents("landmine")) == "29"
     # A run stores the same values the URL mirrors (the exported configuration's link is built from them).
     at.selectbox(key="fbo_dataset").set_value("synthetic").run()
-    assert at.query_params["agents"] == ["200"]             # the synthetic task's agents are kept
+    assert at.query_params["agents"] == "200"             # the synthetic task's agents are kept
 
 
 def test_a_refusal_by_the_host_limit_marks_the_knob_it_names():

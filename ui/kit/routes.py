@@ -1,10 +1,12 @@
 """Every page of the dashboard in one place: file, title, icon, address, and how to link to it.
 
-``app.py`` builds the menu from :data:`ROUTES`, each page configures itself
-with :meth:`Route.configure`, and links between pages go through
-:func:`page_link`, so a page's file name, title or icon is written once.
-Streamlit derives a page's URL from its file name (``pages/1_Federated_BO.py``
-is ``/Federated_BO``); :attr:`Route.url_path` says which. The README's tour
+``app.py`` builds the menu from :data:`ROUTES` (``st.Page`` objects with an
+explicit ``url_path``), each page configures itself with
+:meth:`Route.configure`, and links between pages go through
+:func:`page_link`, so a page's file name, title or icon is written once. A
+page's address is its file name without the number (``pages/1_Federated_BO.py``
+is ``/Federated_BO``, as Streamlit's own pages/ convention would give):
+:attr:`Route.url_path`. The README's tour
 of the pages follows :data:`ROUTES` too (``tests/test_docs.py`` checks it).
 """
 
@@ -18,6 +20,8 @@ from urllib.parse import urlencode
 import streamlit as st
 from streamlit.errors import StreamlitAPIException
 
+from engine.hosting import is_hosted
+
 ROOT = Path(__file__).resolve().parents[2]
 APP_TITLE = "DP-BO Explorer"
 HOME_ICON = ":material/home:"
@@ -27,20 +31,57 @@ FAVICON = str(ROOT / "ui" / "assets" / "favicon.png")
 
 
 def use_the_products_menu() -> None:
-    """Make sure ``app.py``'s navigation runs, even when a fresh server's first request is a sub-page.
+    """Send the product's menu, even when a fresh server's first request is a sub-page (call first on a page).
 
-    Streamlit (1.67, ``runtime/pages_manager.py``) treats a project with a
-    ``pages/`` folder as an old-style multipage app until some script run calls
-    ``st.navigation``: the first session then runs the page file directly under
-    Streamlit's own menu ("app", "DP HYPE", no icons). A page that finds itself
-    run that way switches the flag off and reruns, and the rerun goes through
-    ``app.py`` (the same page, address and query) with the product's menu.
+    Every page calls this first, before it imports the engine. Streamlit 1.67
+    decides once per server, when the first session starts, that a project with
+    a folder named ``pages/`` is an old-style multipage app
+    (``PagesManager.uses_pages_directory``, ``runtime/pages_manager.py``), and
+    until some script calls ``st.navigation`` it runs a requested sub-page's
+    file directly under its own menu ("app", "DP HYPE", no icons)
+    (``_mpa_v1`` in ``runtime/scriptrunner/script_runner.py``): ``app.py``,
+    with its ``st.Page`` objects and their explicit ``url_path``, does not run
+    on that request, so nothing it declares can prevent it. No option turns
+    this off: ``client.showSidebarNavigation = false`` would hide the product's
+    menu as well (``commands/navigation.py``, and the browser keeps the
+    session's first setting), and the folder's name is fixed. So a page that
+    finds itself run that way sends the product's menu itself
+    (``st.navigation`` over :func:`menu_pages`, which also ends the old-style
+    mode for the whole server) and goes on: the menu arrives a few
+    milliseconds after Streamlit's, before the browser paints it.
     """
     from streamlit.runtime.pages_manager import PagesManager
 
     if PagesManager.uses_pages_directory:
-        PagesManager.uses_pages_directory = False
-        st.rerun()
+        app_settings()
+        st.navigation(menu_pages("app.py"))
+
+
+def app_settings() -> None:
+    """What ``app.py`` sets before its menu: the tab's icon, and hosting mode's error details.
+
+    The tab's icon first: once a page has set one, the menu's material icons
+    are not fetched from a font host to serve as the tab's icon (the app never
+    calls out). Hosting mode (``DPBO_HOSTED=1``): an unexpected error shows no
+    traceback, paths or code to visitors.
+    """
+    st.set_page_config(page_title=APP_TITLE, page_icon=FAVICON, layout="wide")
+    if is_hosted():
+        st.set_option("client.showErrorDetails", "none")
+
+
+def menu_pages(home) -> list:
+    """The product's menu: ``home`` (the landing page), then every file in ``pages/``.
+
+    A known page (:data:`ROUTES`) has its title, icon and explicit address;
+    any other file appears under its file-derived title and address.
+    """
+    pages = [st.Page(home, title="Home", icon=HOME_ICON, default=True)]
+    for path in sorted((ROOT / "pages").glob("*.py")):
+        route = route_of(f"pages/{path.name}")
+        pages.append(st.Page(f"pages/{path.name}") if route is None else
+                     st.Page(route.path, title=route.title, icon=route.icon, url_path=route.url_path))
+    return pages
 
 
 @dataclass(frozen=True)
@@ -54,18 +95,17 @@ class Route:
 
     @property
     def url_path(self) -> str:
-        """The address Streamlit gives the page: the file name without its number and ``.py``."""
+        """The page's address: the file name without its number and ``.py`` (``app.py`` passes it to ``st.Page``)."""
         return Path(self.path).stem.split("_", 1)[-1]
 
     def exists(self) -> bool:
         return (ROOT / self.path).is_file()
 
     def configure(self, *, sidebar: str = "auto") -> None:
-        """The product's menu, and ``st.set_page_config`` with the page's title (call first on the page).
+        """``st.set_page_config`` with the page's title (:func:`ui.kit.opening.open_page` calls it).
 
         ``sidebar="collapsed"`` folds the sidebar away (presenter mode).
         """
-        use_the_products_menu()
         st.set_page_config(page_title=f"{self.title} · {APP_TITLE}", page_icon=FAVICON, layout="wide",
                            initial_sidebar_state=sidebar)
 
