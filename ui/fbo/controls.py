@@ -152,6 +152,8 @@ def sidebar(slots: ErrorSlots) -> None:
     # Paired controls share one error slot under their row, so a sentence gets the sidebar's full width.
     c1, c2 = st.columns(2)
     if fixed_agents:
+        # Kept for the other tasks while this one shows its own (a control not drawn loses its value).
+        st.session_state[_key("agents")] = st.session_state.get(_key("agents"), FBO_PARAMS["agents"].default)
         # The task's own number (29 landmine fields), not the value the control held for another task.
         c1.number_input("agents N", value=default_agents(dataset), disabled=True, key=_key("agents_fixed"),
                         help="This task has its own agents: one per landmine field.")
