@@ -284,11 +284,19 @@ def test_a_refusal_by_the_host_limit_marks_the_knob_it_names():
 
 
 def test_a_run_is_priced_once(monkeypatch):
+    import engine.limits
     import ui.kit.run_loop as loop
 
     checks = []
-    real = loop.check
-    monkeypatch.setattr(loop, "check", lambda cost, **kw: checks.append(cost) or real(cost, **kw))
+    real = engine.limits.check
+
+    def counted(cost, *args, **kw):
+        checks.append(cost)
+        return real(cost, *args, **kw)
+
+    # Wherever the check is reached from: the page's script (imports it on every run) or the run loop.
+    monkeypatch.setattr(engine.limits, "check", counted)
+    monkeypatch.setattr(loop, "check", counted)
     at = small_page()
     checks.clear()
     at.button(key="fbo_run").click().run()
