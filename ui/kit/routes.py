@@ -31,7 +31,7 @@ FAVICON = str(ROOT / "ui" / "assets" / "favicon.png")
 
 
 def use_the_products_menu() -> None:
-    """Send the product's menu, even when a fresh server's first request is a sub-page (call first on a page).
+    """Make sure ``app.py``'s menu runs, even when a fresh server's first request is a sub-page.
 
     Every page calls this first, before it imports the engine. Streamlit 1.67
     decides once per server, when the first session starts, that a project with
@@ -44,17 +44,20 @@ def use_the_products_menu() -> None:
     on that request, so nothing it declares can prevent it. No option turns
     this off: ``client.showSidebarNavigation = false`` would hide the product's
     menu as well (``commands/navigation.py``, and the browser keeps the
-    session's first setting), and the folder's name is fixed. So a page that
-    finds itself run that way sends the product's menu itself
-    (``st.navigation`` over :func:`menu_pages`, which also ends the old-style
-    mode for the whole server) and goes on: the menu arrives a few
-    milliseconds after Streamlit's, before the browser paints it.
+    session's first setting), and the folder's name is fixed. Sending the
+    product's ``st.navigation`` from the page itself, in that same run, loses
+    the session's next widget events (its Run button did nothing), so a page
+    that finds itself run that way switches the flag off and reruns: the rerun
+    goes through ``app.py`` (the same page, address and query), which sends the
+    product's menu before anything heavy is imported. Called before the page's
+    own imports, this replaces Streamlit's menu within a few tenths of a second
+    instead of after the engine's 2 s of imports.
     """
     from streamlit.runtime.pages_manager import PagesManager
 
     if PagesManager.uses_pages_directory:
-        app_settings()
-        st.navigation(menu_pages("app.py"))
+        PagesManager.uses_pages_directory = False
+        st.rerun()
 
 
 def app_settings() -> None:
