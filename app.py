@@ -1,34 +1,29 @@
 """The DP-BO Explorer: the landing page, and the navigation over every page in pages/.
 
-Pages are discovered from ``pages/*.py`` (the file name's number gives the
-order, the rest the title and URL, as Streamlit's own pages/ convention), so a
-new page needs no change here; this file only adds a "Home" entry in place of
-the script name.
+The menu is ``st.navigation`` over ``st.Page`` objects
+(:func:`ui.kit.routes.menu_pages`): the known pages with their title, icon and
+explicit address, and any other file in ``pages/`` under its file-derived
+title (the file name's number gives the order), so a new page needs no change
+here. The engine is imported only by the page that runs, after the menu is
+sent.
 """
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import streamlit as st
 
-from engine.fbo.presets import PRESETS
-from engine.hosting import is_hosted
-from engine.privacy.paper import paper_epsilons
-from ui.routes import (
+from ui.kit.routes import (
     ACCOUNTANT,
     APP_TITLE,
     FAVICON,
     FBO,
-    HOME_ICON,
     REPRODUCTION,
     ROUTES,
     TRADEOFF,
+    app_settings,
+    menu_pages,
     page_link,
-    route_of,
 )
-
-ROOT = Path(__file__).resolve().parent
 
 ALGORITHMS = [
     ("TS", "each agent runs Thompson sampling alone; the baseline every other method must beat.",
@@ -46,8 +41,10 @@ ALGORITHMS = [
 ]
 
 
-
 def home() -> None:
+    from engine.fbo.presets import PRESETS   # the engine loads after the menu is sent
+    from engine.privacy.paper import paper_epsilons
+
     st.set_page_config(page_title=APP_TITLE, page_icon=FAVICON, layout="wide")
     st.title(APP_TITLE)
     st.markdown(
@@ -97,20 +94,6 @@ def home() -> None:
                "The same engine runs headless: `python -m engine fbo --help`.")
 
 
-# Known pages get their proper name and icon in the menu (the URL still comes from the file name,
-# e.g. /PO_GP_UCB); any other file in pages/ appears under its file-derived title.
-def _page(path: Path) -> st.Page:
-    route = route_of(f"pages/{path.name}")
-    return st.Page(f"pages/{path.name}", title=route.title if route else None, icon=route.icon if route else None)
+app_settings()
 
-
-# The tab's icon first: once a page has set one, the menu's material icons are not fetched from a font host
-# to serve as the tab's icon (the app never calls out).
-st.set_page_config(page_title=APP_TITLE, page_icon=FAVICON, layout="wide")
-if is_hosted():
-    # Hosting mode (DPBO_HOSTED=1): an unexpected error shows no traceback, paths or code to visitors.
-    st.set_option("client.showErrorDetails", "none")
-
-navigation = st.navigation([st.Page(home, title="Home", icon=HOME_ICON, default=True)]
-                           + [_page(path) for path in sorted((ROOT / "pages").glob("*.py"))])
-navigation.run()
+st.navigation(menu_pages(home)).run()

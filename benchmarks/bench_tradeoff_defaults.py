@@ -1,6 +1,6 @@
 """Is the Trade-off explorer's default federated BO sweep ordered as privacy predicts, beyond its error bars?
 
-Runs the page's default sweep (``ui.sweep_controls.TOOL_DEFAULTS["fbo"]``: DP-FTS-DE on the synthetic task,
+Runs the page's default sweep (``ui.sweep.controls.TOOL_DEFAULTS["fbo"]``: DP-FTS-DE on the synthetic task,
 q x z grid, TS as the reference, 60 runs per setting) for a few sweep seeds and, for each of the grid's
 neighbouring pairs (a larger q, or a smaller z, should give a lower regret), prints the paired difference
 over its standard error over runs (``engine.sweep.analysis.pair_differences``): positive when ordered as
@@ -29,7 +29,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def default_spec(seed: int, runs: int) -> SweepSpec:
-    from ui.sweep_controls import TOOL_DEFAULTS
+    from ui.sweep.controls import TOOL_DEFAULTS
 
     defaults = TOOL_DEFAULTS["fbo"]
     numbers = lambda text: tuple(float(v) for v in text.split(","))  # noqa: E731

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+from ui.kit.routes import use_the_products_menu
+
+use_the_products_menu()   # before the engine loads (see ui/kit/routes.py)
+
 import functools
 import time
 
@@ -9,30 +13,30 @@ import streamlit as st
 
 from engine.fbo import Simulation
 from engine.fbo.variants import build_variants, preset_in_view
-from engine.limits import check
 from engine.objectives import DatasetUnavailable, dataset_label
 from engine.objectives.registry import data_status
 from engine.privacy import ACCOUNTANT_LABELS
 from engine.validation import ConfigError
-from ui import fbo_controls as controls
-from ui.cached import cached_lines_cost, cached_objective, cached_plan
-from ui.charts import show
-from ui.errors import ErrorSlots
-from ui.fbo_figures import convergence_figure, convergence_lines, epsilon_lines, privacy_figure
-from ui.fbo_results import CONVERGENCE_ABOUT, PRIVACY_ABOUT, after_run, audited, downloads, privacy_preview, status_text
-from ui.live_run import LiveLine, RunStatus, compute, current_run, run_buttons, run_live, show_failure
-from ui.reproduction_view import preset_note
-from ui.routes import FBO
-from ui.table_build import build_under_way, missing_data, show_build
-from ui.tables import readable
+from ui.fbo import controls
+from ui.kit.cached import cached_lines_cost, cached_objective, cached_plan
+from ui.kit.charts import show
+from ui.kit.errors import ErrorSlots
+from ui.fbo.figures import convergence_figure, convergence_lines, epsilon_lines, privacy_figure
+from ui.fbo.results import CONVERGENCE_ABOUT, PRIVACY_ABOUT, after_run, audited, downloads, privacy_preview, status_text
+from ui.kit.run_loop import LiveLine, RunStatus, checked, current_run, run_buttons, run_live, show_failure
+from ui.kit.compute import compute
+from ui.reproduction.view import preset_note
+from ui.kit.opening import open_page
+from ui.kit.routes import FBO
+from ui.kit.table_build import build_under_way, missing_data, show_build
+from ui.kit.tables import readable
 
 AFTER_BUILD = "fbo_run_after_build"   # the settings whose Run waits for their table to be built
 BUILD_ERROR = "fbo_build_error"
 
 SCRIPT_START = time.perf_counter()
-FBO.configure()
+opening = open_page(FBO, controls.init)
 
-ignored = controls.init()
 slots = ErrorSlots()
 with st.sidebar:
     controls.sidebar(slots)
@@ -43,11 +47,10 @@ st.title("Federated Bayesian optimisation")
 st.write("Agents tune the same kind of model on their own data and share what they learn through a server. "
          "Choose the algorithms and the privacy knobs on the left, press **Run**, and watch utility (lower is "
          "better) and privacy loss ε grow together.")
-if ignored:
-    st.warning(f"Ignored link parameter(s) that did not fit: {', '.join(ignored)}.")
+opening.note()
 
 # Every line's plan (agents, delta, z, epsilon, budget, cost) before anything runs.
-config_error, variants, plans, cost = None, [], [], None
+config_error, variants, plans, cost, price = None, [], [], None, None
 try:
     variants = build_variants(values)
     cost = cached_lines_cost(tuple(cfg for _, cfg in variants))     # priced before anything is computed
@@ -56,12 +59,13 @@ except ConfigError as err:
     slots.show(err)
 else:
     try:
-        check(cost, what=f"These {len(variants)} lines" if len(variants) > 1 else "This run",
+        price = checked(cost, what=f"These {len(variants)} lines" if len(variants) > 1 else "This run",
               fewer="lines" if len(variants) > 1 else None)
     except ConfigError as err:
         # Shown here in the main area: the knob it names may sit in a closed expander of the sidebar.
         config_error = err
         st.error(str(err), icon=":material/error:")
+        slots.mark(err)
 if config_error is None:
     try:
         with st.spinner("Accounting the privacy loss..."):
@@ -86,8 +90,8 @@ unavailable = data is not None and not data.available
 run_clicked, (message_col,) = run_buttons("fbo", disabled=config_error is not None or unavailable)
 with message_col:
     slots.fallback()
-    if config_error is not None and slots.has(config_error.field):
-        st.caption(":material/arrow_back: Run is off until the setting marked on the left is fixed.")
+    if config_error is not None:
+        slots.run_is_off(config_error)
 if unavailable:
     missing_data(data, dataset_label(first.dataset).split(":")[0])
 if BUILD_ERROR in st.session_state:
@@ -168,7 +172,7 @@ def progress(latest, counts: list[int]) -> tuple[float, str]:
 if run_clicked and config_error is None:
     lines = [LiveLine(label, functools.partial(simulate, cfg), cfg.iterations + 1) for label, cfg in variants]
     run_live(controls.RUN_KEY, lines, values=values, draw=draw_main, progress_slot=progress_slot, errors=slots,
-             cost=cost, snapshot=lambda sim: sim.result(), progress=progress, started=SCRIPT_START)
+             price=price, snapshot=lambda sim: sim.result(), progress=progress, started=SCRIPT_START)
 
 # ---------------------------------------------------------------- results (stored; plot options do not rerun)
 run = current_run(controls.RUN_KEY, run_clicked)

@@ -2,42 +2,33 @@
 
 from __future__ import annotations
 
+from ui.kit.routes import use_the_products_menu
+
+use_the_products_menu()   # before the engine loads (see ui/kit/routes.py)
+
 import numpy as np
 import streamlit as st
 
 from engine.fbo.teaching import MAX_ROUND, noise_schedule, round_weights, server_round, teaching_config
 from engine.limits import check, fbo_cost
-from engine.privacy.accountants import Q_MIN, Z_MAX, Z_MIN
 from engine.validation import ConfigError
-from ui.charts import show
-from ui.errors import ErrorSlots
-from ui.fbo_figures import (
+from ui.kit.charts import show
+from ui.kit.errors import ErrorSlots
+from ui.fbo.teaching_figures import (
     functions_figure,
     noise_schedule_figure,
     norms_figure,
     signal_noise_figure,
     weights_bar_figure,
 )
-from ui.presenter import PRESENT, presenter_toggle, presenter_wanted, slide_nav
-from ui.routes import TEACHING
-from ui.live_run import compute
-from ui.state import SEED_MAX, Param, current_values, init_state, set_state
+from ui.fbo import teaching_controls as controls
+from ui.kit.compute import compute
+from ui.kit.opening import open_page
+from ui.kit.presenter import presenter_toggle, presenter_wanted, slide_nav
+from ui.kit.routes import TEACHING
 
-TEACHING.configure(sidebar="collapsed" if presenter_wanted("teach_present") else "auto")
-
-PREFIX = "teach_"
-# A short real DP-FTS-DE run on the paper's synthetic task: enough agents for
-# the noise to be moderate, few enough for one bar per agent to stay readable.
-PARAMS = {
-    "agents": Param(100, int, low=2, high=100_000),
-    "P": Param(2, int, low=1, high=1000),
-    "t": Param(3, int, low=1, high=MAX_ROUND),
-    "q": Param(0.5, float, low=Q_MIN, high=1.0),
-    "z": Param(1.0, float, low=Z_MIN, high=Z_MAX),
-    "S": Param(11.0, float, low=1e-9, high=1e9),
-    "seed": Param(0, int, low=0, high=SEED_MAX),
-    "present": PRESENT,
-}
+opening = open_page(TEACHING, controls.init, sidebar="collapsed" if presenter_wanted("teach_present") else "auto")
+PREFIX, PARAMS = controls.PREFIX, controls.PARAMS
 STEPS = ["The agents' vectors", "Subsampling", "Clipping", "Weighted sums per sub-region", "Noise",
          "Back to functions", "More noise than DP-FTS, early on"]
 
@@ -46,17 +37,6 @@ STEPS = ["The agents' vectors", "Subsampling", "Clipping", "Weighted sums per su
 def cached_round(config):
     return server_round(config)
 
-
-def restart():
-    """The lesson's start: the first step and the default round (presenter mode stays as it is)."""
-    set_state({name: param.default for name, param in PARAMS.items() if name != "present"}, PREFIX)
-
-
-def redraw():
-    st.session_state[PREFIX + "seed"] = int(st.session_state[PREFIX + "seed"]) + 1
-
-
-ignored = init_state(PARAMS, PREFIX)
 
 slots = ErrorSlots()
 with st.sidebar:
@@ -80,18 +60,17 @@ with st.sidebar:
     st.number_input("S (clipping)", key=PREFIX + "S", step=1.0, format="%.1f",
                     help="Vectors are clipped to length S/√P; try a small S to see clipping.")
     slots.under("S")
-    st.button("Draw another round", on_click=redraw, icon=":material/casino:",
+    st.button("Draw another round", on_click=controls.redraw, icon=":material/casino:",
               help="Same settings, a new random seed.")
     st.caption(f"seed {st.session_state[PREFIX + 'seed']}")
     slots.fallback()
 
-values = current_values(PARAMS, PREFIX)
+values = controls.current()
 
 head = st.columns([4, 1.5], vertical_alignment="center")
 head[0].title("Teaching view: one server round of DP-FTS-DE")
 large = presenter_toggle(PREFIX + "present", where=head[1])
-if ignored:
-    st.warning(f"Ignored link parameter(s) that did not fit: {', '.join(ignored)}.")
+opening.note()
 
 try:
     config = teaching_config(**{name: values[name] for name in PARAMS if name != "present"})
@@ -113,7 +92,7 @@ noise_norm = np.linalg.norm(rnd.noise, axis=1)
 q, z, S = values["q"], values["z"], values["S"]
 phi_max = float(rnd.weights.max())
 
-step = slide_nav("teach", STEPS, restart=restart)
+step = slide_nav("teach", STEPS, restart=controls.restart)
 
 if not large:  # presenter mode: one idea per screen, so no running tally
     m = st.columns(5)

@@ -2,54 +2,41 @@
 
 from __future__ import annotations
 
+from ui.kit.routes import use_the_products_menu
+
+use_the_products_menu()   # before the engine loads (see ui/kit/routes.py)
+
 import pandas as pd
 import streamlit as st
 
 from engine.privacy import ACCOUNTANT_LABELS, ACCOUNTANTS, SAMPLING, default_delta, fixed_sample_size, supports
-from engine.privacy.accountants import PLD_STEPWISE, Q_MIN, Z_MAX, Z_MIN, check_noise, curve_counts
+from engine.privacy.accountants import PLD_STEPWISE, check_noise, curve_counts
 from engine.limits import accountant_cost, check
 from engine.validation import ConfigError, check_int, check_positive, check_probability_open, check_range
-from ui.accountant_questions import MAX_STEPS, SOLVE_LABELS, fig2_table, solve_live
-from ui.cached import cached_epsilon, cached_epsilon_curve
-from ui.charts import show
-from ui.errors import ErrorSlots
-from ui.presenter import PRESENT, presenter_toggle, presenter_wanted, slide_nav
-from ui.live_run import compute
-from ui.privacy_figures import epsilon_vs_steps_figure
-from ui.routes import ACCOUNTANT
-from ui.state import Param, current_values, seed_controls, set_state
-from ui.tables import readable
+from ui.privacy.questions import MAX_STEPS, SOLVE_LABELS, fig2_table, solve_live
+from ui.privacy import controls
+from ui.kit.cached import cached_epsilon, cached_epsilon_curve
+from ui.kit.charts import show
+from ui.kit.errors import ErrorSlots
+from ui.kit.opening import open_page
+from ui.kit.presenter import presenter_toggle, presenter_wanted, slide_nav
+from ui.kit.compute import compute
+from ui.privacy.figures import epsilon_vs_steps_figure
+from ui.kit.routes import ACCOUNTANT
+from ui.kit.tables import readable
 
-ACCOUNTANT.configure(sidebar="collapsed" if presenter_wanted("acc_present") else "auto")
+opening = open_page(ACCOUNTANT, controls.init, sidebar="collapsed" if presenter_wanted("acc_present") else "auto")
 
-PREFIX = "acc_"
-PARAMS = {
-    "q": Param(0.25, float, low=Q_MIN, high=1.0),
-    "z": Param(1.0, float, low=Z_MIN, high=Z_MAX),
-    "steps": Param(40, int, low=1, high=MAX_STEPS),
-    "agents": Param(200, int, low=1, high=10**9),
-    "delta_mode": Param("paper", str, ("paper", "manual")),
-    "delta": Param(1e-5, float, low=1e-300, high=1 - 1e-9),
-    "sampling": Param("poisson", str, SAMPLING),
-    "present": PRESENT,
-}
-FIG2_SETTINGS = dict(q=0.25, z=1.0, steps=40, agents=200, delta_mode="paper", sampling="poisson")
+PREFIX = controls.PREFIX
 # Presenter mode shows one of these at a time; the page without it shows them all, in this order.
 SLIDES = ["What is released", "ε under three accountants", "ε grows with every release", "Why three numbers?",
           "Inverse questions", "The paper's numbers, recomputed"]
-
-
-def load_fig2():
-    set_state(FIG2_SETTINGS, PREFIX)
-
-
-ignored = seed_controls(PARAMS, PREFIX, presets=("fig2",), preset_values=lambda name: FIG2_SETTINGS)
 
 head = st.columns([4, 1.5], vertical_alignment="center")
 head[0].title("Privacy accountant")
 large = presenter_toggle(PREFIX + "present", where=head[1])
 # The lesson starts from the paper's Fig. 2 setting on its first screen.
-slide = slide_nav("acc", SLIDES, restart=load_fig2) if large else None
+slide = slide_nav("acc", SLIDES, restart=controls.load_fig2) if large else None
 
 
 def shown(index: int) -> bool:
@@ -64,8 +51,7 @@ if shown(0):
         "noise has standard deviation **z** times the largest contribution one agent can make, and the server "
         "releases **T** times. Here you see what privacy loss ε (at a failure probability δ) that costs, "
         "according to three accountants.")
-if ignored:
-    st.warning(f"Ignored link parameter(s) that did not parse: {', '.join(ignored)}.")
+opening.note()
 
 slots = ErrorSlots()
 # In presenter mode the knobs wait in the sidebar, so the screen keeps to one idea.
@@ -110,12 +96,12 @@ with cols[4]:
              help="Poisson sampling is the paper's Algorithm 1; fixed-size sampling (paper footnote 14) "
                   "is analysed under replace-one neighbours, so its ε is larger.")
     slots.under("sampling")
-knobs.button("Load the paper's Fig. 2 setting (q = 0.25, z = 1, T = 40, N = 200)", on_click=load_fig2,
+knobs.button("Load the paper's Fig. 2 setting (q = 0.25, z = 1, T = 40, N = 200)", on_click=controls.load_fig2,
              icon=":material/article:")
 with knobs:
     slots.fallback()
 
-values = current_values(PARAMS, PREFIX)
+values = controls.current()
 
 
 def resolve(values: dict) -> dict:

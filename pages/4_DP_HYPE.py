@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+from ui.kit.routes import use_the_products_menu
+
+use_the_products_menu()   # before the engine loads (see ui/kit/routes.py)
+
 import math
 import time
 
@@ -15,13 +19,13 @@ from engine.hype.utility import mean_interval
 from engine.hype.voting import sensitivity
 from engine.limits import LIGHT_SECONDS, check, hype_cost, hype_grid_cost
 from engine.validation import ConfigError
-from ui import hype_controls as controls
-from ui.audit_panel import vote_panel
-from ui.cached import cached_grid, cached_noise, cached_table
-from ui.charts import empty_state, show
-from ui.downloads import config_download
-from ui.errors import ErrorSlots
-from ui.hype_figures import (
+from ui.hype import controls
+from ui.audit.panel import vote_panel
+from ui.kit.cached import cached_grid, cached_noise, cached_table
+from ui.kit.charts import empty_state, show
+from ui.kit.errors import ErrorSlots
+from ui.kit.downloads import config_download
+from ui.hype.figures import (
     accuracy_figure,
     clean_votes_figure,
     fig2a_figure,
@@ -29,13 +33,14 @@ from ui.hype_figures import (
     success_curve_figure,
     winners_figure,
 )
-from ui.live_run import LiveLine, RunStatus, compute, current_run, run_buttons, run_live, show_failure
-from ui.routes import HYPE
+from ui.kit.run_loop import LiveLine, RunStatus, checked, current_run, run_buttons, run_live, show_failure
+from ui.kit.compute import compute
+from ui.kit.opening import open_page
+from ui.kit.routes import HYPE
 
 SCRIPT_START = time.perf_counter()
-HYPE.configure()
+opening = open_page(HYPE, controls.init)
 
-ignored = controls.init()
 slots = ErrorSlots()
 with st.sidebar:
     controls.sidebar(slots)
@@ -48,12 +53,12 @@ st.write(
     "Gaussian noise to its 0/1 vote vector; a **secure summation** reveals only the sum to the server, which picks "
     "the candidate with the most noisy votes. The noise on the sum is calibrated to (ε, δ) with sensitivity √(2k), "
     "whatever the number of candidates. Press **Run** and watch the votes and the winners accumulate.")
-if ignored:
-    st.warning(f"Ignored link parameter(s) that did not parse: {', '.join(ignored)}.")
+opening.note()
 
 config = None
 try:
-    config = controls.config_of(values)
+    config = controls.config_of(values, priced=False)
+    price = checked(hype_cost(config))     # the run's one price
     noise = cached_noise(config)
 except ConfigError as err:
     config = None
@@ -165,7 +170,7 @@ def progress(latest, counts) -> tuple[float, str]:
 if run_clicked and config is not None:
     run_live(controls.RUN_KEY, [LiveLine("DP-HYPE", lambda: votes(config), 10)], values=values,
              draw=lambda live, suffix: draw(live.results[0], suffix), progress_slot=progress_slot, errors=slots,
-             cost=hype_cost(config), progress=progress, started=SCRIPT_START,
+             price=price, progress=progress, started=SCRIPT_START,
              starting="Training every candidate on every client (once per split; cached afterwards) ..."
              if config.mode == "data" else "Starting the votes ...")
 

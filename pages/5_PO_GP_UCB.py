@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+from ui.kit.routes import use_the_products_menu
+
+use_the_products_menu()   # before the engine loads (see ui/kit/routes.py)
+
 import math
 import time
 
@@ -10,26 +14,26 @@ import pandas as pd
 import streamlit as st
 
 from engine.cli.pogpucb import command_line as po_command_line
-from engine.limits import check, pogpucb_cost
+from engine.limits import pogpucb_cost
 from engine.pogpucb import iter_pogpucb
 from engine.pogpucb.config import HYPER_MODE_LABELS
 from engine.pogpucb.preview import release_preview
 from engine.pogpucb.variants import label, paper_value
 from engine.validation import ConfigError
-from ui import pogpucb_controls as controls
-from ui.cached import cached_task
-from ui.charts import empty_state, show
-from ui.downloads import config_download
-from ui.errors import ErrorSlots
-from ui.fbo_figures import Line
-from ui.live_run import LiveLine, RunStatus, current_run, run_buttons, run_live, show_failure
-from ui.pogpucb_figures import distortion_figure, omega_figure, regret_figure, release_figure
-from ui.routes import POGPUCB
+from ui.pogpucb import controls
+from ui.kit.cached import cached_task
+from ui.kit.charts import empty_state, show
+from ui.kit.errors import ErrorSlots
+from ui.fbo.figures import Line
+from ui.kit.run_loop import LiveLine, RunStatus, checked, current_run, run_buttons, run_live, show_failure
+from ui.pogpucb.figures import distortion_figure, omega_figure, regret_figure, release_figure
+from ui.kit.opening import open_page
+from ui.kit.routes import POGPUCB
+from ui.kit.downloads import config_download
 
 SCRIPT_START = time.perf_counter()
-POGPUCB.configure()
+opening = open_page(POGPUCB, controls.init)
 
-ignored = controls.init()
 st.title("PO-GP-UCB: private outsourced Bayesian optimisation")
 st.write(
     "A **curator** (a hospital, a bank) holds n inputs and can evaluate an expensive f on any of them; a "
@@ -38,8 +42,7 @@ st.write(
     "centred data is below the threshold **ω(ε, δ, r)** it first lifts every singular value to √(s² + ω²), which "
     "is what makes the release (ε, δ)-differentially private but distorts distances. The modeler runs GP-UCB on Z "
     "and asks for f by row number. *Kharkovskii, Dai and Low, ICML 2020, Algorithms 1-2.*")
-if ignored:
-    st.warning(f"Ignored link parameter(s) that did not parse: {', '.join(ignored)}.")
+opening.note()
 
 slots = ErrorSlots()
 with st.sidebar:
@@ -51,12 +54,12 @@ def fmt_eps(eps: float) -> str:
     return f"ε = {eps:.4g} = exp({math.log(eps):.2f})" if eps > 0 else f"ε = {eps:g}"
 
 
-base, variants, config_error, cost = None, [], None, None
+base, variants, config_error, price = None, [], None, None
 try:
     base, variants = controls.configs(values)
     costs = [pogpucb_cost(cfg) for _, cfg in variants]
     cost = sum(costs[1:], costs[0])
-    check(cost, what=f"These {len(variants)} settings" if len(variants) > 1 else "This run",
+    price = checked(cost, what=f"These {len(variants)} settings" if len(variants) > 1 else "This run",
           fewer="compared values" if len(variants) > 1 else None)
 except ConfigError as err:
     config_error = err
@@ -156,10 +159,8 @@ def progress(latest, counts) -> tuple[float, str]:
 
 if run_clicked and config_error is None:
     lines = [LiveLine(name, lambda cfg=cfg: iter_pogpucb(cfg), cfg.runs) for name, cfg in variants]
-    run_live(controls.RUN_KEY, lines, values=values, draw=draw, progress_slot=progress_slot, errors=slots, cost=cost,
-             what=f"These {len(lines)} settings" if len(lines) > 1 else None,
-             fewer="compared values" if len(lines) > 1 else None,
-             interleave=False,
+    run_live(controls.RUN_KEY, lines, values=values, draw=draw, progress_slot=progress_slot, errors=slots,
+             price=price, interleave=False,
              progress=progress, started=time.perf_counter())
 
 run = current_run(controls.RUN_KEY, run_clicked)

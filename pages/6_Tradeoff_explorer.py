@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+from ui.kit.routes import use_the_products_menu
+
+use_the_products_menu()   # before the engine loads (see ui/kit/routes.py)
+
 import io
 
 import numpy as np
@@ -9,7 +13,6 @@ import pandas as pd
 import streamlit as st
 
 from engine.hosting import dask_scheduler
-from engine.limits import check
 from engine.objectives import dataset_label
 from engine.objectives.registry import data_status
 from engine.paths import cache_dir
@@ -17,19 +20,20 @@ from engine.sweep import SweepSummary, get_adapter, iter_sweep, read_upload, spe
 from engine.sweep.analysis import (ALL_PAIRS_MAX_SETTINGS, is_full_grid, lower_is_better, pair_differences,
                                    setting_params, ties)
 from engine.validation import ConfigError
-from ui import sweep_controls as controls
-from ui.charts import show
-from ui.downloads import csv_bytes
-from ui.errors import ErrorSlots
-from ui.live_run import LiveLine, RunStatus, compute, run_live, show_failure
-from ui.reproduction_view import preset_note
-from ui.routes import TRADEOFF, page_link
-from ui.sweep_figures import frontier_figure, heatmap_figure, settings_table
-from ui.table_build import missing_data
-from ui.tables import readable, within_style_limit
+from ui.sweep import controls
+from ui.kit.charts import show
+from ui.kit.downloads import csv_bytes
+from ui.kit.errors import ErrorSlots
+from ui.kit.run_loop import LiveLine, RunStatus, checked, run_live, show_failure
+from ui.kit.compute import compute
+from ui.reproduction.view import preset_note
+from ui.kit.opening import open_page
+from ui.kit.routes import TRADEOFF, page_link
+from ui.sweep.figures import frontier_figure, heatmap_figure, settings_table
+from ui.kit.table_build import missing_data
+from ui.kit.tables import readable, within_style_limit
 
-TRADEOFF.configure()
-ignored = controls.init()
+opening = open_page(TRADEOFF, controls.init)
 
 # ---------------------------------------------------------------- header
 st.title("Privacy-utility trade-off explorer")
@@ -39,8 +43,7 @@ st.write(
     "(privacy loss ε against utility, with standard errors over runs), the **Pareto-optimal** settings (no other "
     "setting is both more private and better) are joined and highlighted, and non-private methods appear as "
     "reference levels. Click a point to open that configuration on its own page.")
-if ignored:
-    st.warning(f"Ignored link parameter(s) that did not parse: {', '.join(ignored)}.")
+opening.note()
 
 build_tab, upload_tab = st.tabs(["Build and run a sweep", "Open a saved sweep table"])
 
@@ -53,11 +56,11 @@ executor = values["executor"]
 workers = int(values["workers"]) if executor != "local" else None
 
 with build_tab:
-    spec, cells, cost = None, [], None
+    spec, cells, price = None, [], None
     try:
         spec = controls.spec_of(values)
         cells = spec.cells(get_adapter(spec.tool))
-        cost = check(spec_cost(spec, executor=executor, workers=workers, cells=cells), what="This sweep")
+        price = checked(spec_cost(spec, executor=executor, workers=workers, cells=cells), what="This sweep")
     except ConfigError as err:
         slots.show(err)
         spec = None
@@ -87,7 +90,7 @@ with build_tab:
         sweep = LiveLine("sweep", lambda: iter_sweep(spec, out, executor=executor, workers=workers,
                                                      scheduler=scheduler), len(cells) + 1)
         run = run_live(controls.RUN_KEY, [sweep], values=values, draw=lambda run, suffix: None, progress_slot=bar,
-                       errors=run_errors, cost=cost, what="This sweep", slots=workers or 1,
+                       errors=run_errors, price=price, slots=workers or 1,
                        starting="Starting the sweep ...",
                        progress=lambda latest, counts: (1.0, "Writing the table ...")
                        if isinstance(latest[0], SweepSummary) else (latest[0].fraction, latest[0].line()))

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+from ui.kit.routes import use_the_products_menu
+
+use_the_products_menu()   # before the engine loads (see ui/kit/routes.py)
+
 import time
 
 import streamlit as st
@@ -11,18 +15,18 @@ from engine.cli import to_json
 from engine.limits import format_seconds
 from engine.privacy import ACCOUNTANT_LABELS
 from engine.validation import ConfigError
-from ui import audit_controls as controls
-from ui.audit_figures import epsilon_figure, roc_figure, scores_figure
-from ui.audit_panel import audit_line, canary_note, progress_of
-from ui.charts import show
-from ui.errors import ErrorSlots
-from ui.live_run import RunStatus, current_run, run_buttons, run_live, show_failure
-from ui.routes import AUDIT
+from ui.audit import controls
+from ui.audit.figures import epsilon_figure, roc_figure, scores_figure
+from ui.audit.panel import audit_line, canary_note, progress_of
+from ui.kit.charts import show
+from ui.kit.errors import ErrorSlots
+from ui.kit.run_loop import RunStatus, current_run, run_buttons, run_live, show_failure
+from ui.kit.opening import open_page
+from ui.kit.routes import AUDIT
 
 SCRIPT_START = time.perf_counter()
-AUDIT.configure()
+opening = open_page(AUDIT, controls.init)
 
-ignored = controls.init()
 slots = ErrorSlots()
 with st.sidebar:
     controls.sidebar(slots)
@@ -37,15 +41,14 @@ st.write(
     "the mechanism on paper; a bug in the code (too little noise, a forgotten clip) would leave it unchanged. "
     "This page plays the game against the engine's own mechanism code many times, picks the strongest test, and "
     "turns its error rates into a lower bound on ε that holds with 95 % confidence.")
-if ignored:
-    st.warning(f"Ignored link parameter(s) outside their limits: {', '.join(ignored)}.")
+opening.note()
 
 st.toggle("Negative control: the mechanism adds half the noise it should, the claim stays the same",
           key="audit_control", help="A deliberately broken mechanism (noise scale 0.5). A working audit must catch "
                                     "it: the lower bound rises above the claimed ε.")
-config, cost, config_error = None, None, None
+config, price, config_error = None, None, None
 try:
-    config, cost = controls.config_of(values)
+    config, price = controls.config_of(values)
 except ConfigError as err:
     config_error = err
     slots.show(err)
@@ -54,15 +57,16 @@ run_clicked, (message_col,) = run_buttons("audit", disabled=config is None)
 with message_col:
     slots.fallback()
     if config is not None:
-        st.caption(f"{controls.describe(config)}. {config.trials:,} trials, about {format_seconds(cost.seconds)}.")
-    elif slots.has(config_error.field):
-        st.caption(":material/arrow_back: Run is off until the setting marked on the left is fixed.")
+        st.caption(f"{controls.describe(config)}. {config.trials:,} trials, "
+                   f"about {format_seconds(price.cost.seconds)}.")
+    else:
+        slots.run_is_off(config_error)
 status_slot = st.empty()
 progress_slot = st.empty()
 
 if run_clicked and config is not None:
     run_live(controls.RUN_KEY, [audit_line(config)], values=values, draw=lambda live, suffix: None,
-             progress_slot=progress_slot, errors=slots, cost=cost, what="This audit", progress=progress_of,
+             progress_slot=progress_slot, errors=slots, price=price, progress=progress_of,
              started=SCRIPT_START)
 
 run = current_run(controls.RUN_KEY, run_clicked)

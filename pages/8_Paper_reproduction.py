@@ -2,48 +2,44 @@
 
 from __future__ import annotations
 
+from ui.kit.routes import use_the_products_menu
+
+use_the_products_menu()   # before the engine loads (see ui/kit/routes.py)
+
 import functools
 import time
 
 import streamlit as st
 
 from engine.fbo import Simulation
-from engine.limits import check, format_seconds
+from engine.limits import format_seconds
 from engine.objectives import dataset_label
 from engine.objectives.registry import data_status
 from engine.reproduce import PART_SPECS, PARTS, part_from_results, small_run_configs
 from engine.reproduce.report import RUNS_PER_BLOCK
 from engine.reproduce.stored import stored_part
 from engine.validation import ConfigError
-from ui.cached import cached_lines_cost, cached_objective
-from ui.charts import show
-from ui.errors import ErrorSlots
-from ui.fbo_figures import convergence_figure, convergence_lines
-from ui.live_run import LiveLine, RunStatus, current_run, run_buttons, run_live, show_failure
-from ui.reproduction_view import show_part
-from ui.routes import REPRODUCTION
-from ui.state import Param, current_values, init_state
-from ui.table_build import build_under_way, missing_data, show_build
+from ui.kit.cached import cached_lines_cost, cached_objective
+from ui.kit.charts import show
+from ui.kit.errors import ErrorSlots
+from ui.fbo.figures import convergence_figure, convergence_lines
+from ui.kit.run_loop import LiveLine, RunStatus, checked, current_run, run_buttons, run_live, show_failure
+from ui.reproduction.view import show_part
+from ui.kit.opening import open_page
+from ui.kit.routes import REPRODUCTION
+from ui.reproduction import controls
+from ui.kit.table_build import build_under_way, missing_data, show_build
 
 SCRIPT_START = time.perf_counter()
-REPRODUCTION.configure()
+opening = open_page(REPRODUCTION, controls.init)
 
-PREFIX = "repro_"
+PREFIX = controls.PREFIX
 RUN_KEY = "repro_run_state"
 BUILD_ERROR = "repro_build_error"
-PARAMS = {
-    "part": Param("landmine", str, PARTS),
-    # A small run is one block of runs per setting (the command line's numbers for the same runs and seed).
-    "runs": Param(4, int, low=2, high=RUNS_PER_BLOCK),
-    "seed": Param(0, int, low=0, high=2**31 - 1),
-}
-TITLES = {"landmine": "Landmine (Fig. 3a, 3d)", "synthetic": "Synthetic (Fig. 2a, 2c, 2d)"}
-
-ignored = init_state(PARAMS, PREFIX)
 slots = ErrorSlots()
 with st.sidebar:
     st.header("Experiment")
-    st.radio("part of the paper", PARTS, key=PREFIX + "part", format_func=TITLES.get,
+    st.radio("part of the paper", PARTS, key=PREFIX + "part", format_func=controls.TITLES.get,
              help="Landmine: 29 agents tune an SVM, 60 iterations (Sec. 5.2). Synthetic: 200 agents on a GP draw, "
                   "40 iterations (Sec. 5.1).")
     st.subheader("A small run here")
@@ -55,7 +51,7 @@ with st.sidebar:
                     "as `python -m engine reproduce dp-fts-de` with the same runs.")
     slots.under("seed")
     slots.fallback()
-values = current_values(PARAMS, PREFIX)
+values = controls.current()
 part = PART_SPECS[values["part"]]
 stored = stored_part(values["part"])
 
@@ -63,14 +59,13 @@ st.title("Paper reproduction: DP-FTS-DE's claims, judged over runs")
 st.write("The DP-FTS-DE paper's experiments run with this engine as the authors ran them, each setting over many "
          "seeded runs. Every claim the paper makes about its figures is tested run by run: our curves, with "
          "standard errors over runs, beside what the paper says, and where a claim does not hold, the numbers.")
-if ignored:
-    st.warning(f"Ignored link parameter(s) that did not fit: {', '.join(ignored)}.")
+opening.note()
 
 # ---------------------------------------------------------------- a small live run, priced first
-configs, cost, config_error = [], None, None
+configs, price, config_error = [], None, None
 try:
     configs = small_run_configs(part, values["runs"], values["seed"])
-    cost = check(cached_lines_cost(tuple(cfg for _, cfg in configs)), what="This reproduction")
+    price = checked(cached_lines_cost(tuple(cfg for _, cfg in configs)), what="This reproduction")
 except ConfigError as err:
     config_error = err
     slots.show(err)
@@ -78,9 +73,9 @@ data = data_status(part.base["dataset"])
 
 run_clicked, (message_col,) = run_buttons("repro", disabled=config_error is not None or not data.available)
 with message_col:
-    if cost is not None:
+    if price is not None:
         st.caption(f"Runs all {len(configs)} settings of this part for {values['runs']} runs each here (about "
-                   f"{format_seconds(cost.seconds)} of computing); the results below are the stored "
+                   f"{format_seconds(price.cost.seconds)} of computing); the results below are the stored "
                    f"{stored.runs if stored else 100}-run reproduction until it finishes.")
 if not data.available:
     missing_data(data, dataset_label(part.base["dataset"]).split(":")[0])
@@ -118,8 +113,8 @@ def draw_live(run, suffix: str) -> None:
 if run_clicked and config_error is None:
     lines = [LiveLine(setting.label, functools.partial(simulate, cfg), cfg.iterations + 1)
              for setting, cfg in configs]
-    run_live(RUN_KEY, lines, values=values, draw=draw_live, progress_slot=progress_slot, errors=slots, cost=cost,
-             what="This reproduction", snapshot=lambda sim: sim.result(), started=SCRIPT_START)
+    run_live(RUN_KEY, lines, values=values, draw=draw_live, progress_slot=progress_slot, errors=slots, price=price,
+             snapshot=lambda sim: sim.result(), started=SCRIPT_START)
     live_slot.empty()
 
 # ---------------------------------------------------------------- the results: stored, or the small run's

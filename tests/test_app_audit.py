@@ -8,13 +8,13 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-import ui.cached
+import ui.kit.cached
 from engine.audit import ServerAudit, VoteAudit, run_audit
 from engine.fbo.config import FboConfig
 from engine.fbo.plan import make_plan
 from engine.privacy import default_delta
-from ui.audit_panel import EMBEDDED_TRIALS, embedded_trials, server_audit
-from ui.state import Param
+from ui.audit.panel import EMBEDDED_TRIALS, embedded_trials, server_audit
+from ui.kit.state import Param
 
 ROOT = Path(__file__).resolve().parents[1]
 AUDIT = str(ROOT / "pages" / "7_Privacy_audit.py")
@@ -51,7 +51,7 @@ def run(at) -> AppTest:
 
 @pytest.fixture(autouse=True)
 def fresh_audit_cache():
-    ui.cached.cached_audit.clear()
+    ui.kit.cached.cached_audit.clear()
 
 
 # ---------------------------------------------------------------- the page
@@ -139,7 +139,9 @@ def test_an_audit_above_the_host_limit_is_refused_under_the_knob_to_lower():
 def test_link_parameters_are_parsed_with_limits():
     at = audit_page(q="5", trials="1e999", P="two", steps="3", z="1.5")
     assert not at.exception
-    assert "Ignored link parameter(s) outside their limits: q, P, trials." == at.warning[0].value
+    assert at.warning[0].value == (
+        "Ignored q=5 from the link: q is a number from 0 to 1. Ignored P=two from the link: P is a whole number from 1 "
+        "to 10,000. Ignored trials=1e999 from the link: trials is a whole number from 100 to 100,000,000.")
     assert at.number_input(key="audit_q").value == 0.25 and at.number_input(key="audit_trials").value == 200_000
     assert at.number_input(key="audit_steps").value == 3 and at.number_input(key="audit_z").value == 1.5
 
@@ -178,7 +180,8 @@ def test_embedded_audit_sizes():
 
 def test_the_federated_bo_run_is_audited_only_on_demand_and_once_per_configuration(monkeypatch):
     calls = []
-    monkeypatch.setattr(ui.cached, "run_audit", lambda config, **kw: calls.append(config) or run_audit(config, **kw))
+    monkeypatch.setattr(ui.kit.cached, "run_audit",
+                        lambda config, **kw: calls.append(config) or run_audit(config, **kw))
 
     def run_fbo() -> AppTest:
         at = AppTest.from_file(FBO, default_timeout=TIMEOUT).run()

@@ -12,8 +12,8 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from engine.fbo.presets import PRESETS
-from ui.fbo_controls import RUN_KEY
-from ui.live_run import RunStatus
+from ui.fbo.controls import RUN_KEY
+from ui.kit.run_loop import RunStatus
 
 ROOT = Path(__file__).resolve().parents[1]
 FBO = str(ROOT / "pages" / "1_Federated_BO.py")
@@ -217,7 +217,7 @@ def test_query_params_reproduce_the_configuration():
 
 def test_link_built_by_another_page_opens_that_configuration():
     from engine.fbo import FboConfig
-    from ui.fbo_controls import link_params
+    from ui.fbo.controls import link_params
 
     config = FboConfig(algorithm="dp-fts", agents=12, iterations=6, runs=2, q=0.4, z=1.3, budget=4.0)
     at = AppTest.from_file(FBO, default_timeout=TIMEOUT)
@@ -252,6 +252,56 @@ def test_paper_preset_from_the_url_fills_the_controls(name, varied):
     assert [float(v) for v in shown] == [float(v) for v in expected]
     assert at.number_input(key="fbo_agents").value == PRESETS[name]["base"]["agents"]
     assert "ts" in at.multiselect(key="fbo_algorithms").value
+    assert at.selectbox(key="fbo_preset_choice").value == name      # the preset box shows what the link loaded
+
+
+def test_a_task_with_its_own_agents_puts_them_in_the_link_and_the_run():
+    # Fig. 2c has 200 agents; the landmine task has one agent per field (29), whatever the control held before.
+    from engine.objectives.registry import default_agents
+
+    at = AppTest.from_file(FBO, default_timeout=TIMEOUT)
+    at.query_params["preset"] = "fig2c"
+    at.run()
+    assert at.query_params["agents"] == "200"
+    at.selectbox(key="fbo_dataset").set_value("landmine").run()
+    assert not at.exception
+    assert at.query_params["agents"] == str(default_agents("landmine")) == "29"
+    # A run stores the same values the URL mirrors (the exported configuration's link is built from them).
+    at.selectbox(key="fbo_dataset").set_value("synthetic").run()
+    assert at.query_params["agents"] == "200"             # the synthetic task's agents are kept
+
+
+def test_a_refusal_by_the_host_limit_marks_the_knob_it_names():
+    at = AppTest.from_file(FBO, default_timeout=TIMEOUT)
+    at.query_params["agents"] = "100000"
+    at.run()
+    assert not at.exception and at.button(key="fbo_run").disabled
+    assert len(at.main.error) == 1 and "lower the agents" in at.main.error[0].value
+    marks = [w.value for w in at.sidebar.warning]
+    assert len(marks) == 1 and marks[0].startswith("Lower this first")
+    captions = [c.value for c in at.caption if "Run is off" in c.value]
+    assert captions == [":material/arrow_back: Run is off until the setting marked on the left (agents) is fixed."]
+
+
+def test_a_run_is_priced_once(monkeypatch):
+    import engine.limits
+    import ui.kit.run_loop as loop
+
+    checks = []
+    real = engine.limits.check
+
+    def counted(cost, *args, **kw):
+        checks.append(cost)
+        return real(cost, *args, **kw)
+
+    # Wherever the check is reached from: the page's script (imports it on every run) or the run loop.
+    monkeypatch.setattr(engine.limits, "check", counted)
+    monkeypatch.setattr(loop, "check", counted)
+    at = small_page()
+    checks.clear()
+    at.button(key="fbo_run").click().run()
+    assert done(run_state(at))
+    assert len(checks) == 1       # the page's price before Run is drawn; run_live takes it as it is
 
 
 def test_compared_values_add_lines():

@@ -9,8 +9,8 @@ import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from ui.fbo_controls import RUN_KEY
-from ui.live_run import LiveRun, RunStatus
+from ui.fbo.controls import RUN_KEY
+from ui.kit.run_loop import LiveRun, RunStatus
 
 PAGE = str(Path(__file__).resolve().parents[1] / "pages" / "6_Tradeoff_explorer.py")
 TINY = "algorithm = dp-fts-de\ndataset = synthetic\nagents = 20\niterations = 8\nfeatures = 20\nn_init = 3"
@@ -113,7 +113,7 @@ def test_a_rerun_says_which_cells_come_from_an_earlier_session(app):
 
 
 def test_results_of_a_data_set_that_is_gone_say_so(monkeypatch, tmp_path):
-    from ui.sweep_controls import provenance
+    from ui.sweep.controls import provenance
 
     monkeypatch.setenv("DPBO_DATA_DIR", str(tmp_path))
     notes = provenance(dict(dataset="landmine", reused=None))

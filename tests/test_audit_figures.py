@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from engine.audit import ServerAudit, VoteAudit, max_tpr, run_audit
-from ui.audit_figures import (
+from ui.audit.figures import (
     CANARY_COLOR,
     CONSISTENT_COLOR,
     VIOLATION_COLOR,

@@ -1,6 +1,6 @@
 """Every chart of the dashboard has a one-sentence "what am I looking at" caption (issue 13, classroom).
 
-Charts reach a page only through :func:`ui.charts.show`, which refuses a
+Charts reach a page only through :func:`ui.kit.charts.show`, which refuses a
 caption that is not one sentence and draws it under the figure; this test
 holds every page and ui module to that, so a new chart cannot arrive without one.
 """
@@ -14,8 +14,8 @@ import plotly.graph_objects as go
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from ui.charts import PRESENTER_HEIGHT, enlarge, one_sentence
-from ui.figure_style import style
+from ui.kit.charts import PRESENTER_HEIGHT, enlarge, one_sentence
+from ui.kit.figure_style import style
 
 ROOT = Path(__file__).resolve().parents[1]
 DASHBOARD = [ROOT / "app.py", *sorted((ROOT / "pages").glob("*.py")), *sorted((ROOT / "ui").glob("*.py"))]
@@ -40,7 +40,7 @@ def test_charts_go_through_show_with_a_caption(path):
         return
     calls = _plotly_chart_calls(path)
     assert not calls, (f"{path.relative_to(ROOT)} calls st.plotly_chart on line(s) {calls}: draw it with "
-                       "ui.charts.show(fig, key=..., about='One sentence saying what the chart shows.')")
+                       "ui.kit.charts.show(fig, key=..., about='One sentence saying what the chart shows.')")
     assert not _show_calls_without_caption(path)
 
 

@@ -35,7 +35,7 @@ from pathlib import Path
 import pytest
 
 from engine.cli import main
-from ui.routes import ROUTES
+from ui.kit.routes import ROUTES
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
@@ -348,7 +348,7 @@ def test_every_command_is_found_and_the_lists_name_real_commands():
 
 
 def test_the_readme_tour_follows_the_routes():
-    """The tour names every page in the menu's order (ui/routes.py ROUTES), each with its screenshot."""
+    """The tour names every page in the menu's order (ui/kit/routes.py ROUTES), each with its screenshot."""
     readme = (ROOT / "README.md").read_text()
     start = readme.index("## A tour of the pages")
     tour = readme[start:readme.index("\n## ", start + 5)]

@@ -9,25 +9,22 @@ import pytest
 from engine.fbo import FboConfig, run_fbo
 from engine.fbo.weights import subregion_weights
 from engine.privacy import ACCOUNTANTS, default_delta, epsilon_curve
-from ui.fbo_figures import (
-    BASELINE_COLOR,
-    Line,
+from ui.fbo.figures import (
     agent_heatmap,
     agent_metric,
     clipped_lines,
     convergence_figure,
     convergence_lines,
     epsilon_lines,
-    functions_figure,
-    norms_figure,
     own_weight_share,
     privacy_figure,
     selected_lines,
-    signal_noise_figure,
     weight_history,
     weights_figure,
 )
-from ui.privacy_figures import epsilon_vs_steps_figure
+from ui.fbo.teaching_figures import functions_figure, norms_figure, signal_noise_figure
+from ui.kit.figure_style import BASELINE_COLOR, Line
+from ui.privacy.figures import epsilon_vs_steps_figure
 
 
 @pytest.fixture(scope="module")

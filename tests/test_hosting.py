@@ -4,7 +4,6 @@ server path (issue 12, findings 1, 2 and 5)."""
 
 from __future__ import annotations
 
-import ast
 import dataclasses
 import math
 from pathlib import Path
@@ -23,8 +22,15 @@ from engine.sweep import SweepSpec, get_adapter
 from engine.sweep.spec import MAX_CELLS
 from engine.sweep.toy import ToyConfig
 from engine.validation import ConfigError
-from ui import fbo_controls, hype_controls, pogpucb_controls, sweep_controls
-from ui.state import MAX_TEXT, Param
+from ui.audit import controls as audit_controls
+from ui.fbo import controls as fbo_controls
+from ui.fbo import teaching_controls
+from ui.hype import controls as hype_controls
+from ui.pogpucb import controls as pogpucb_controls
+from ui.privacy import controls as accountant_controls
+from ui.reproduction import controls as reproduction_controls
+from ui.sweep import controls as sweep_controls
+from ui.kit.state import MAX_TEXT, Param
 
 ROOT = Path(__file__).resolve().parents[1]
 # Words that would make a setting a file path, a folder or a network address.
@@ -34,15 +40,6 @@ PATHLIKE = {"dir", "directory", "path", "file", "folder", "out", "output", "sche
 
 def pathlike(names) -> list[str]:
     return [n for n in names if PATHLIKE & set(n.lower().split("_"))]
-
-
-def page_param_names(page: str) -> set[str]:
-    """The keys of a page script's ``PARAMS = {...}`` literal (pages run Streamlit when imported)."""
-    tree = ast.parse((ROOT / "pages" / page).read_text())
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Assign) and any(getattr(t, "id", None) == "PARAMS" for t in node.targets):
-            return {key.value for key in node.value.keys}
-    raise AssertionError(f"{page} has no PARAMS")
 
 
 @pytest.mark.parametrize("text", ["1e999", "-1e999", "inf", "-inf", "nan", "NaN", "9" * 400, "1.5", "abc", "",
@@ -78,8 +75,8 @@ def test_no_configuration_has_a_path_or_address_field(config):
 
 def test_no_page_control_or_link_names_a_path_or_address():
     names = set(fbo_controls.FBO_PARAMS) | set(hype_controls.PARAMS) | set(pogpucb_controls.PARAMS)
-    names |= set(sweep_controls.PARAMS) | page_param_names("2_Teaching_view.py")
-    names |= page_param_names("3_Privacy_accountant.py")
+    names |= set(sweep_controls.PARAMS) | set(teaching_controls.PARAMS) | set(accountant_controls.PARAMS)
+    names |= set(audit_controls.PARAMS) | set(reproduction_controls.PARAMS)
     assert not pathlike(names), sorted(names)
 
 
@@ -164,7 +161,7 @@ def test_worker_counts_are_capped_by_the_host(monkeypatch, tmp_path):
 
 def test_hosted_sentences_name_no_server_path(monkeypatch, tmp_path):
     from engine.objectives.datasets import check_landmine_file
-    from ui.live_run import failure_message
+    from ui.kit.run_loop import failure_message
 
     monkeypatch.setenv("DPBO_DATA_DIR", str(tmp_path / "secret-data"))
     monkeypatch.setenv("DPBO_HOSTED", "1")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ui.hype_figures import (
+from ui.hype.figures import (
     BAD_COLOR,
     GOOD_COLOR,
     WINNER_COLOR,

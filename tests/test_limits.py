@@ -18,7 +18,9 @@ from engine.limits import Cost, HostLimits, check, fbo_cost, hype_cost, pogpucb_
 from engine.pogpucb import PoConfig
 from engine.sweep import SWEEP_PRESETS, SweepSpec, preset_spec, spec_cost
 from engine.validation import ConfigError
-from ui import hype_controls, pogpucb_controls, sweep_controls
+from ui.hype import controls as hype_controls
+from ui.pogpucb import controls as pogpucb_controls
+from ui.sweep import controls as sweep_controls
 
 DEFAULTS = HostLimits()
 

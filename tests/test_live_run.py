@@ -1,4 +1,4 @@
-"""The one live-run loop (ui.live_run) under Streamlit's AppTest: lines grow together, charts end on the
+"""The one live-run loop (ui.kit.run_loop) under Streamlit's AppTest: lines grow together, charts end on the
 finished run, a refusal or a failure leaves the page usable, an interrupted run is kept as stopped."""
 
 from __future__ import annotations
@@ -11,10 +11,10 @@ from streamlit.testing.v1 import AppTest
 def page():
     import streamlit as st
 
-    import ui.live_run as live
+    import ui.kit.run_loop as live
     from engine.limits import Cost
     from engine.validation import ConfigError
-    from ui.errors import ErrorSlots
+    from ui.kit.errors import ErrorSlots
 
     live.REDRAW_SECONDS = float(st.session_state.get("redraw", 0.0))
     mode = st.session_state.get("mode", "ok")
@@ -39,9 +39,14 @@ def page():
     cost = Cost(seconds=1e6 if mode == "expensive" else 0.0, memory_mb=1.0, field="runs")
     clicked = st.button("Run", key="go")
     if clicked:
-        live.run_live("demo", [line("a", 3), line("b", 2)], values={"v": 1}, errors=slots, cost=cost,
-                      draw=lambda run, suffix: drawn.append(list(run.results)), progress_slot=st.empty(),
-                      interleave=mode != "sequential", snapshot=lambda item: item.upper())
+        try:
+            price = live.checked(cost, what="These 2 lines")      # the page prices the run once, then starts it
+        except ConfigError as err:
+            slots.show(err)
+        else:
+            live.run_live("demo", [line("a", 3), line("b", 2)], values={"v": 1}, errors=slots, price=price,
+                          draw=lambda run, suffix: drawn.append(list(run.results)), progress_slot=st.empty(),
+                          interleave=mode != "sequential", snapshot=lambda item: item.upper())
     run = live.current_run("demo", clicked)
     st.session_state["status"] = None if run is None else run.status.value
 
@@ -86,8 +91,19 @@ def test_a_config_error_clears_the_run_and_shows_under_its_control():
 
 def test_the_host_limit_is_checked_before_anything_starts():
     at = run_page(mode="expensive")
-    assert at.session_state["started"] == [] and at.session_state["demo"] is None
+    assert at.session_state["started"] == [] and "demo" not in at.session_state
     assert len(at.error) == 1 and "These 2 lines need about" in at.error[0].value
+
+
+def test_a_run_starts_only_with_a_price():
+    import pytest
+
+    import ui.kit.run_loop as live
+    from ui.kit.errors import ErrorSlots
+
+    with pytest.raises(TypeError, match="priced"):
+        live.run_live("demo", [], values={}, draw=lambda run, suffix: None, progress_slot=None,
+                      errors=ErrorSlots(), price=None)
 
 
 def test_a_failing_engine_leaves_a_failed_run_and_a_usable_page():
@@ -100,7 +116,7 @@ def test_a_failing_engine_leaves_a_failed_run_and_a_usable_page():
 
 
 def test_a_run_the_script_did_not_finish_is_kept_as_stopped():
-    from ui.live_run import LiveRun, RunStatus
+    from ui.kit.run_loop import LiveRun, RunStatus
 
     at = AppTest.from_function(page, default_timeout=60)
     at.session_state["demo"] = LiveRun(status=RunStatus.RUNNING, labels=["a"], results=["A0"], values={})
@@ -112,7 +128,7 @@ def test_a_run_the_script_did_not_finish_is_kept_as_stopped():
 
 
 def test_a_background_call_reports_progress_then_its_result():
-    from ui.live_run import Progress, in_background
+    from ui.kit.background import Progress, in_background
 
     def work(progress, cancel):
         for done in (2, 4, 6):
@@ -128,7 +144,7 @@ def test_a_background_call_reports_progress_then_its_result():
 def test_a_background_calls_error_is_raised_in_the_script():
     import pytest
 
-    from ui.live_run import in_background
+    from ui.kit.background import in_background
 
     def work(progress, cancel):
         raise ValueError("the engine refused")
@@ -140,7 +156,7 @@ def test_a_background_calls_error_is_raised_in_the_script():
 def test_closing_a_background_line_cancels_its_call():
     import threading
 
-    from ui.live_run import in_background
+    from ui.kit.background import in_background
 
     stopped, chunks = threading.Event(), []
 
@@ -160,7 +176,7 @@ def test_closing_a_background_line_cancels_its_call():
     assert len(chunks) == count
 # ---------------------------------------------------------------- the pool, the time limit, light work
 def test_the_pool_starts_runs_in_order_within_its_capacity():
-    from ui.live_run import RunPool
+    from ui.kit.run_pool import RunPool
 
     pool = RunPool(capacity=2)
     first, second, third = pool.join(), pool.join(), pool.join()
@@ -180,9 +196,10 @@ def test_the_pool_starts_runs_in_order_within_its_capacity():
 def slow_page():
     import streamlit as st
 
-    import ui.live_run as live
+    import ui.kit.run_loop as live
     from engine.cancel import checkpoint
-    from ui.errors import ErrorSlots
+    from engine.limits import Cost
+    from ui.kit.errors import ErrorSlots
 
     def forever():
         while True:                              # an engine that would never end, checking its token
@@ -193,7 +210,8 @@ def slow_page():
     slots = ErrorSlots()
     if st.button("Run", key="go"):
         live.run_live("slow", [live.LiveLine("x", forever, 10)], values={}, errors=slots, draw=lambda r, s: None,
-                      progress_slot=st.empty(), pool=st.session_state.get("pool"))
+                      progress_slot=st.empty(), pool=st.session_state.get("pool"),
+                      price=live.checked(Cost(seconds=0.0, memory_mb=1.0, field="runs")))
     run = st.session_state.get("slow")
     st.session_state["status"] = None if run is None else (run.status.value, run.message)
 
@@ -212,7 +230,8 @@ def test_the_time_limit_stops_a_run_and_says_so(monkeypatch):
 def test_a_full_pool_makes_a_run_wait_and_light_work_does_not(monkeypatch):
     import threading
 
-    from ui.live_run import RunPool, compute
+    from ui.kit.run_pool import RunPool
+    from ui.kit.compute import compute
 
     pool = RunPool(capacity=1)
     busy = pool.join()

@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 
 from engine.sweep import summarise
-from ui.sweep_figures import frontier_figure, heatmap_figure, reference_label, settings_table
+from ui.sweep.figures import frontier_figure, heatmap_figure, reference_label, settings_table
 
 
 def grid_table() -> pd.DataFrame:
@@ -75,7 +75,7 @@ def test_settings_table_and_labels():
 
 
 def test_tables_show_a_dash_where_a_value_is_missing():
-    from ui.tables import readable
+    from ui.kit.tables import readable
 
     table = settings_table(summarise(grid_table()), ["q", "z"])
     text = readable(table, formats={"privacy loss ε": "{:.3g}"}).to_string()

@@ -13,7 +13,7 @@ from streamlit.testing.v1 import AppTest
 
 from engine.sweep.store import MAX_SETTINGS, REQUIRED_COLUMNS, read_table
 from engine.validation import ConfigError
-from ui.downloads import csv_bytes, neutralise
+from ui.kit.downloads import csv_bytes, neutralise
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -75,7 +75,7 @@ def test_formula_cells_come_back_as_text(cell):
 
 
 def test_every_csv_download_goes_through_the_one_helper():
-    # The dashboard writes CSV only in ui/downloads.py; pages and other modules call csv_bytes.
+    # The dashboard writes CSV only in ui/kit/downloads.py; pages and other modules call csv_bytes.
     offenders = []
     for path in list((ROOT / "pages").glob("*.py")) + list((ROOT / "ui").glob("*.py")):
         if path.name == "downloads.py":

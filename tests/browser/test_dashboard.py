@@ -14,7 +14,7 @@ import time
 import pytest
 
 from tests.browser.conftest import ARTIFACTS, docs_image, main_text, screenshot, wait_for_app
-from ui.routes import ACCOUNTANT, FBO, TEACHING
+from ui.kit.routes import ACCOUNTANT, FBO, TEACHING
 
 pytestmark = pytest.mark.browser
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from tests.browser.conftest import docs_image, screenshot, wait_for_app
-from ui.routes import HYPE
+from ui.kit.routes import HYPE
 
 pytestmark = pytest.mark.browser
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from tests.browser.conftest import docs_image, screenshot, wait_for_app
-from ui.routes import REPRODUCTION
+from ui.kit.routes import REPRODUCTION
 
 pytestmark = pytest.mark.browser
 

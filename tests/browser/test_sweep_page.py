@@ -7,7 +7,7 @@ from urllib.parse import parse_qs, urlencode, urlparse
 import pytest
 
 from tests.browser.conftest import docs_image, screenshot, wait_for_app
-from ui.routes import TRADEOFF
+from ui.kit.routes import TRADEOFF
 
 # A sweep that runs in a few seconds: q x z on 30 agents, 15 iterations, 3 runs, TS as the reference.
 TINY = "algorithm = dp-fts-de\ndataset = synthetic\nagents = 30\niterations = 15\nfeatures = 20\nn_init = 3"

@@ -1,0 +1,1 @@
+"""The privacy audit's controls, figures and the panel other pages embed."""

@@ -1,0 +1,1 @@
+"""The DP-HYPE page's controls and figures."""

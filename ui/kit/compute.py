@@ -1,0 +1,53 @@
+"""Light work (a preview, a cached accounting) computed the stoppable way, without queueing for the run pool.
+
+Streamlit interrupts a script only where it sends something to the browser,
+so the waiting script thread refreshes a placeholder every
+:data:`POLL_SECONDS`; the live-run loop (:mod:`ui.kit.run_loop`) waits the same way.
+"""
+
+from __future__ import annotations
+
+import queue
+import threading
+from typing import Any, Callable
+
+import streamlit as st
+
+from engine.cancel import CancelToken, cancellable
+from engine.limits import HostLimits
+
+POLL_SECONDS = 0.1        # the script thread sends something to the browser at least this often while it waits
+
+
+def compute(fn: Callable[..., Any], *args, slot=None, **kwargs) -> Any:
+    """``fn(*args, **kwargs)`` in a worker thread under a cancel token, without queueing (light work).
+
+    The script thread sends an empty placeholder (``slot``, default a new one)
+    to the browser every :data:`POLL_SECONDS` while it waits, so Stop, another
+    click or a closed tab interrupt the script there, and the engine stops at
+    its next checkpoint. Returns ``fn``'s value or raises what it raised.
+    """
+    slot = st.empty() if slot is None else slot
+    token = CancelToken(HostLimits.from_env().run_seconds)
+    box: queue.Queue = queue.Queue(maxsize=1)
+
+    def work() -> None:
+        try:
+            with cancellable(token):
+                box.put((True, fn(*args, **kwargs)))
+        except BaseException as err:  # noqa: BLE001 - handed to the script thread, which raises it
+            box.put((False, err))
+
+    threading.Thread(target=work, name="dpbo-compute", daemon=True).start()
+    try:
+        while True:
+            try:
+                ok, value = box.get(timeout=POLL_SECONDS)
+                break
+            except queue.Empty:
+                slot.empty()        # a point where Streamlit can interrupt the script
+    finally:
+        token.cancel()
+    if ok:
+        return value
+    raise value

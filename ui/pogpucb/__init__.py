@@ -1,0 +1,1 @@
+"""The PO-GP-UCB page's controls and figures."""

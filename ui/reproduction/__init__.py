@@ -1,0 +1,1 @@
+"""The paper reproduction's view: stored curves beside the paper's claims."""

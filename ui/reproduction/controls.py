@@ -1,0 +1,26 @@
+"""The paper reproduction's controls: which part of the paper, and a small live run's size and seed."""
+
+from __future__ import annotations
+
+from engine.reproduce import PARTS
+from engine.reproduce.report import RUNS_PER_BLOCK
+from ui.kit.state import Ignored, Param, current_values, init_state
+
+PREFIX = "repro_"
+PARAMS = {
+    "part": Param("landmine", str, PARTS),
+    # A small run is one block of runs per setting (the command line's numbers for the same runs and seed).
+    "runs": Param(4, int, low=2, high=RUNS_PER_BLOCK),
+    "seed": Param(0, int, low=0, high=2**31 - 1),
+}
+TITLES = {"landmine": "Landmine (Fig. 3a, 3d)", "synthetic": "Synthetic (Fig. 2a, 2c, 2d)"}
+
+
+def init() -> list[Ignored]:
+    """Seed the controls from the URL; returns the link values that were ignored."""
+    return init_state(PARAMS, PREFIX)
+
+
+def current() -> dict:
+    """The controls' values now, mirrored into the URL."""
+    return current_values(PARAMS, PREFIX)

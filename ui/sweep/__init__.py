@@ -1,0 +1,1 @@
+"""The trade-off explorer's controls and figures."""
