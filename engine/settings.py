@@ -8,7 +8,7 @@ everything else is derived from that one declaration:
 - the command-line option, its help and the args -> config mapping
   (:func:`add_config_arguments`, :func:`values_from_args`), and the command
   line that reproduces a configuration (:func:`command_line`);
-- the pages' link parameters (``ui.state.params_of`` reads :func:`spec`);
+- the pages' link parameters (``ui.kit.state.params_of`` reads :func:`spec`);
 - the sweep's known settings (the dataclass fields themselves).
 
 Rules that tie two fields together stay as code in the config's

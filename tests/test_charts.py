@@ -18,7 +18,7 @@ from ui.kit.charts import PRESENTER_HEIGHT, enlarge, one_sentence
 from ui.kit.figure_style import style
 
 ROOT = Path(__file__).resolve().parents[1]
-DASHBOARD = [ROOT / "app.py", *sorted((ROOT / "pages").glob("*.py")), *sorted((ROOT / "ui").glob("*.py"))]
+DASHBOARD = [ROOT / "app.py", *sorted((ROOT / "pages").glob("*.py")), *sorted((ROOT / "ui").rglob("*.py"))]
 
 
 def _plotly_chart_calls(path: Path) -> list[int]:

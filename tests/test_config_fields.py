@@ -98,11 +98,11 @@ def test_compared_values_are_parsed_with_limits():
 # ---------------------------------------------------------------- every field declared once
 
 TOOLS = [  # (configuration class, CLI tool, the page's link parameters)
-    (FboConfig, "fbo", "ui.fbo_controls:FBO_PARAMS"),
-    (HypeConfig, "hype", "ui.hype_controls:PARAMS"),
-    (PoConfig, "pogpucb", "ui.pogpucb_controls:PARAMS"),
-    (ServerAudit, "audit", "ui.audit_controls:PARAMS"),
-    (VoteAudit, "audit", "ui.audit_controls:PARAMS"),
+    (FboConfig, "fbo", "ui.fbo.controls:FBO_PARAMS"),
+    (HypeConfig, "hype", "ui.hype.controls:PARAMS"),
+    (PoConfig, "pogpucb", "ui.pogpucb.controls:PARAMS"),
+    (ServerAudit, "audit", "ui.audit.controls:PARAMS"),
+    (VoteAudit, "audit", "ui.audit.controls:PARAMS"),
 ]
 # The configuration classes every tool runs; a new tool's configuration must join TOOLS above.
 CONFIG_MODULES = ("engine.fbo.config", "engine.hype.config", "engine.pogpucb.config", "engine.audit.config")

@@ -92,7 +92,7 @@ def test_a_pages_configuration_download_runs_again_from_the_command_line(tmp_pat
     from engine.cli import build_parser
     from engine.cli import hype as hype_cli
     from engine.hype import HypeConfig
-    from ui.downloads import config_json
+    from ui.kit.downloads import config_json
 
     config = HypeConfig(mode="data", clients=30, k=2, epsilon=0.5, repetitions=20, alpha=0.5)
     data = config_json([("DP-HYPE", config)], hype_cli.command_line)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import pytest
 
 from tests.browser.conftest import ARTIFACTS, wait_for_app
-from ui.charts import PRESENTER_FONT
+from ui.kit.charts import PRESENTER_FONT
 
 pytestmark = pytest.mark.browser
 

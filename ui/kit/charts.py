@@ -14,7 +14,7 @@ import re
 import plotly.graph_objects as go
 import streamlit as st
 
-from ui.figure_style import LEGEND_ROW_PX
+from ui.kit.figure_style import LEGEND_ROW_PX
 
 PRESENTER_FONT = 18     # px: chart text readable from the back of a classroom
 # px: a chart's whole height (plot, title and legend) in presenter mode, so that a step's title, its sentences,
@@ -41,7 +41,7 @@ def enlarge(fig: go.Figure, height: int = PRESENTER_HEIGHT) -> go.Figure:
     """
     size = PRESENTER_FONT
     margin = fig.layout.margin
-    # ui.figure_style leaves LEGEND_ROW_PX per legend row below the axis; rows of larger text need more.
+    # ui.kit.figure_style leaves LEGEND_ROW_PX per legend row below the axis; rows of larger text need more.
     rows = round(max((margin.b or 0) - 50, 0) / LEGEND_ROW_PX) if fig.layout.showlegend is not False else 0
     fig.update_layout(font=dict(size=size), title_font_size=size + 2, legend_font_size=size - 1, height=height,
                       margin=dict(l=max(margin.l or 0, 70), r=margin.r, t=max(margin.t or 0, 52),

@@ -18,7 +18,7 @@ from ui.kit.state import Param
 PRESENT = Param(False, bool)   # the control behind the toggle: add it to a lesson page's parameters as "present"
 
 # Larger text everywhere in the main area, and a layout that keeps one step on one 1280x720 screen: the title on
-# one line, less padding above and below, tighter gaps, and the chart sized by ui.charts.enlarge.
+# one line, less padding above and below, tighter gaps, and the chart sized by ui.kit.charts.enlarge.
 _STYLE = """<style>
 [data-testid="stMain"] [data-testid="stMainBlockContainer"] { padding-top: 3.5rem; padding-bottom: 0.5rem; }
 [data-testid="stMain"] [data-testid="stVerticalBlock"] { gap: 0.55rem; }
