@@ -19,7 +19,7 @@ import sys
 from engine.limits import HostLimits
 from engine.validation import ConfigError
 
-TOOLS = ("fbo", "privacy", "hype", "pogpucb", "data", "sweep", "audit", "reproduce")
+TOOLS = ("fbo", "privacy", "hype", "pogpucb", "data", "sweep", "audit", "reproduce", "export")
 
 
 def host_limits() -> HostLimits:

@@ -1,0 +1,115 @@
+"""The explorer's settings as a Flower run config, and back (no Flower needed).
+
+A Flower run config holds ints, floats, strings and booleans, no None: a
+setting left at None (e.g. delta = 1 / N^1.1) is resolved before export or
+left out. The names are the fields of :class:`engine.fbo.FboConfig` and
+:class:`engine.hype.HypeConfig`, so ``--run-config "q=0.5"`` on ``flwr run``
+changes the same q as the explorer's control.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from engine.fbo.config import FboConfig
+from engine.fbo.plan import make_plan
+from engine.hype.calibration import noise_summary
+from engine.hype.config import HypeConfig
+from engine.validation import ConfigError
+
+TOOLS = ("fbo", "hype")
+# Settings of each tool that the exported app reads, with their types (None: resolved or left out).
+FBO_SETTINGS = {"algorithm": str, "agents": int, "iterations": int, "features": int, "lengthscale": float,
+                "noise_var": float, "q": float, "z": float, "S": float, "P": int, "sampling": str,
+                "pt_schedule": str, "pt_constant": float, "weights": str, "weight_a": float,
+                "weight_schedule": str, "local_exploration": bool, "n_init": int, "alpha": float,
+                "objective_seed": int, "seed": int, "accountant": str, "delta": float, "budget": float,
+                "calibrate_z": bool}
+HYPE_SETTINGS = {"clients": int, "candidates": int, "good": int, "sigma_loss": float, "k": int,
+                 "epsilon": float, "sigma": float, "delta": float, "xi": float, "seed": int}
+# Settings of the app itself (not of the explorer's configuration), with their defaults.
+FBO_APP = {"dim": 1, "candidates": 256, "result_file": ""}
+HYPE_APP = {"result_file": ""}
+SETTINGS = {"fbo": FBO_SETTINGS, "hype": HYPE_SETTINGS}
+APP_SETTINGS = {"fbo": FBO_APP, "hype": HYPE_APP}
+CONFIGS = {"fbo": FboConfig, "hype": HypeConfig}
+
+
+def check_tool(tool: str) -> str:
+    if tool not in TOOLS:
+        raise ConfigError(f"tool must be one of {', '.join(TOOLS)}, got {tool!r}.", "tool")
+    return tool
+
+
+def fbo_run_config(config: FboConfig) -> dict:
+    """The run config of a DP-FTS-DE app with ``config``'s settings (validated for a Flower deployment)."""
+    if not config.uses_server:
+        raise ConfigError(f"{config.algorithm.upper()} has no central server to deploy; choose FTS-DE, DP-FTS or "
+                          "DP-FTS-DE.", "algorithm")
+    if config.dataset != "synthetic":
+        raise ConfigError("The exported agents evaluate the synthetic task unless you give them your own "
+                          "objective; export with dataset synthetic and replace evaluate(x) in client_app.py.",
+                          "dataset")
+    plan = make_plan(config.replace(runs=1, domain="continuous"))
+    out = {name: getattr(config, name) for name in FBO_SETTINGS}
+    out["agents"] = plan.n_agents
+    if plan.epsilon_curve is not None:
+        out["delta"] = plan.delta
+    from engine.objectives import build_objective          # cheap for the synthetic task, loaded on use
+
+    objective = build_objective("synthetic", n_agents=plan.n_agents, alpha=config.alpha,
+                                seed=config.objective_seed, domain="continuous", split=None)
+    out["lengthscale"] = float(config.lengthscale or objective.lengthscale)
+    out["noise_var"] = float(config.noise_var or objective.noise_var)
+    out.update(FBO_APP, dim=int(objective.dim))
+    return {name: value for name, value in out.items() if value is not None}
+
+
+def hype_run_config(config: HypeConfig) -> dict:
+    """The run config of a DP-HYPE app with ``config``'s settings (simulated local losses)."""
+    if config.mode != "simulation":
+        raise ConfigError("The exported DP-HYPE clients score candidates on simulated local losses (paper "
+                          "Sec. V-B); export from the simulated-losses mode.", "mode")
+    noise = noise_summary(config)
+    out = {name: getattr(config, name) for name in HYPE_SETTINGS}
+    out["sigma"], out["epsilon"] = float(noise.sigma), None
+    out.update(HYPE_APP)
+    return {name: value for name, value in out.items() if value is not None}
+
+
+def run_config(tool: str, config) -> dict:
+    return fbo_run_config(config) if check_tool(tool) == "fbo" else hype_run_config(config)
+
+
+def run_settings(run_config_values, tool: str) -> dict:
+    """Typed settings from a Flower run config (what ``context.run_config`` holds)."""
+    values = dict(run_config_values)
+    out = dict(APP_SETTINGS[tool])
+    for name, kind in {**SETTINGS[tool], **{k: type(v) for k, v in APP_SETTINGS[tool].items()}}.items():
+        if name in values:
+            out[name] = kind(values[name])
+    return out
+
+
+def fbo_config(settings: dict) -> FboConfig:
+    """The :class:`FboConfig` of a run's settings (one run, continuous domain)."""
+    names = {f.name for f in dataclasses.fields(FboConfig)}
+    fields = {k: v for k, v in settings.items() if k in names and k in FBO_SETTINGS}
+    return FboConfig(**fields, dataset="synthetic", domain="continuous", runs=1)
+
+
+def hype_config(settings: dict) -> HypeConfig:
+    fields = {k: v for k, v in settings.items() if k in HYPE_SETTINGS and k != "epsilon"}
+    return HypeConfig(**fields, mode="simulation", epsilon=None)
+
+
+def agent_settings(settings: dict) -> dict:
+    """The :class:`engine.flower.agent.AgentSettings` fields of a DP-FTS-DE run's settings."""
+    config = fbo_config(settings)
+    lengthscale = float(settings.get("lengthscale", 0.03))
+    return dict(dim=int(settings.get("dim", 1)), features=config.features, lengthscale=lengthscale,
+                noise_var=float(settings.get("noise_var", 0.01)), P=config.n_subregions, n_init=config.n_init,
+                candidates=int(settings.get("candidates", 256)), pt_schedule=config.pt_schedule,
+                pt_constant=config.pt_constant, local_exploration=config.local_exploration,
+                own_lengthscale=lengthscale, own_signal_var=1.0, own_noise_var=float(settings.get("noise_var", 0.01)),
+                seed=config.seed)
