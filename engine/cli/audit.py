@@ -31,7 +31,11 @@ def _choices(values) -> str:
 def add_arguments(parser) -> None:
     s, v = ServerAudit(), VoteAudit()
     # Values are checked by the audit configurations (one sentence each), so no argparse choices here.
-    parser.add_argument("--mechanism", default="fbo-server", metavar=_choices(MECHANISMS))
+    parser.add_argument("--mechanism", default="fbo-server", metavar=_choices(MECHANISMS + ("flower",)))
+    flower = parser.add_argument_group("flower (a Flower strategy's aggregate_train; uses --q --z --S --agents "
+                                       "--features --steps --canary-norm)")
+    flower.add_argument("--strategy", help="built-in name or MODULE:FACTORY (local only); see engine.flower.audit")
+    flower.add_argument("--claimed-epsilon", type=float, help="claim to test instead of the strategy's accountant")
     server = parser.add_argument_group("fbo-server (DP-FTS-DE server round)")
     server.add_argument("--q", type=float, help=f"sampling probability of an agent (default {s.q})")
     server.add_argument("--z", type=float, help=f"noise multiplier (default {s.z})")
@@ -78,6 +82,12 @@ def config_from_args(args):
 
 
 def run(args) -> dict:
+    if args.mechanism == "flower":
+        from engine.cli.audit_flower import run_flower      # the Flower bridge, loaded only when asked for
+
+        return run_flower(args)
+    if args.strategy is not None or args.claimed_epsilon is not None:
+        raise ConfigError("--strategy and --claimed-epsilon apply to the flower mechanism only.", "strategy")
     config = config_from_args(args)
     check(audit_cost(config), host_limits(), what="This audit")
     result = run_audit(config)
