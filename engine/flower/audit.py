@@ -110,8 +110,9 @@ class StrategyGame:
 
     def _pilot(self) -> None:
         seed = self.config.seed
-        w_in = self.projections("in", PILOT_TRIALS, np.random.default_rng((seed, 9, 0)))
-        w_out = self.projections("out", PILOT_TRIALS, np.random.default_rng((seed, 9, 1)))
+        size = min(PILOT_TRIALS, max(100, self.config.trials // 4))
+        w_in = self.projections("in", size, np.random.default_rng((seed, 9, 0)))
+        w_out = self.projections("out", size, np.random.default_rng((seed, 9, 1)))
         self.mean_out = w_out.mean(axis=0)
         self.spread = np.maximum(w_out.std(axis=0, ddof=1), 1e-12)
         self.shift = np.maximum((w_in.mean(axis=0) - self.mean_out) / self.target.used, 0.0)
@@ -125,10 +126,10 @@ class StrategyGame:
 
 @contextlib.contextmanager
 def quiet_flower():
-    """Flower logs every aggregation at INFO; an audit makes millions of them."""
+    """Flower logs every aggregation (and warns of every absent canary); an audit makes millions of them."""
     logger = logging.getLogger("flwr")
     level = logger.level
-    logger.setLevel(logging.WARNING)
+    logger.setLevel(logging.ERROR)
     try:
         yield
     finally:
