@@ -8,6 +8,7 @@ import time
 import numpy as np
 import streamlit as st
 
+from engine.flower.export import app_zip
 from engine.hype import HypeConfig, iter_hype
 from engine.hype.sweeps import CURVE_REPETITIONS, FIG2A_EPSILONS, FIG2A_KS, FIG2A_SIGMA_LOSSES, curve_axis
 from engine.hype.utility import mean_interval
@@ -194,6 +195,13 @@ else:
     status_slot.success(text, icon=":material/check_circle:")
 draw_summary(result)
 vote_panel(result.config)
+try:  # these settings as a Flower app whose clients vote through SecAgg+ (engine.flower.export needs no Flower)
+    st.download_button("Export as a Flower app", app_zip("hype", result.config), file_name="dphype_flower_app.zip",
+                       mime="application/zip", icon=":material/download:", on_click="ignore", key="hype_dl_flower",
+                       help="A ready Flower app (server, clients, run config with these settings, README with the "
+                            "commands); see docs/flower.md.")
+except ConfigError as err:
+    st.caption(f"Flower export: {err}")
 
 # ---------------------------------------------------------------- curves over epsilon or k
 shown = result.config

@@ -16,6 +16,7 @@ import streamlit as st
 
 from engine.fbo.config import FboConfig
 from engine.fbo.plan import RunPlan
+from engine.flower.export import app_zip
 from engine.validation import ConfigError
 from ui.audit_panel import audit_panel, server_audit
 from ui.cached import cached_plan
@@ -198,5 +199,12 @@ def downloads(run: LiveRun, params) -> None:
                              "`python -m engine fbo` prints (curve, standard error, ε, clipping).",
                              file_name="fbo_curves.json", mime="application/json", icon=":material/download:",
                              on_click="ignore", key="fbo_dl_json")
+    try:  # the first line's settings as a Flower app (engine.flower.export needs no Flower)
+        dcols[3].download_button("Export as a Flower app", app_zip("fbo", runs[0][1].config), key="fbo_dl_flower",
+                                 help="A ready Flower app (server, agents, run config with these settings, README "
+                                 "with the commands); see docs/flower.md.", file_name="dpftsde_flower_app.zip",
+                                 mime="application/zip", icon=":material/download:", on_click="ignore")
+    except ConfigError as err:
+        dcols[3].caption(f"Flower export: {err}")
     st.caption("The address bar holds the current settings: copy the link to share or reproduce this "
                "configuration. Every chart has a camera button for a PNG.")

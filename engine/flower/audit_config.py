@@ -16,7 +16,7 @@ class StrategyAudit:
     q: float = 0.25
     z: float = 1.0
     S: float = 11.0
-    agents: int = 8
+    agents: int = 16
     features: int = 4
     steps: int = 1
     canary_norm: float = 1000.0

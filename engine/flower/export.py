@@ -79,17 +79,17 @@ cat > $FLWR_HOME/config.toml <<'TOML'
 default = "loopback"
 
 [superlink.loopback]
-address = "127.0.0.1:9093"
+address = "127.0.0.1:8000"
 insecure = true
 TOML
-flower-superlink --insecure &
+flower-superlink --insecure --port 8000 &
 {nodes}
 flwr run . loopback --stream
 ```
 
 On several machines, start `flower-superlink` on one and a `flower-supernode` per participant
 pointing `--superlink` at it (with TLS certificates instead of `--insecure`), and set `address`
-in the connection above to the SuperLink's Control API.
+in the connection above to the SuperLink's address.
 
 ## The hook
 
@@ -151,7 +151,7 @@ clientapp = "{package}.client_app:app"
 {config_lines}
 '''
     node_lines = "\n".join(
-        f'flower-supernode --insecure --superlink 127.0.0.1:9092 --clientappio-api-address 127.0.0.1:{9100 + i} '
+        f'flower-supernode --insecure --superlink 127.0.0.1:8000 --port {9101 + i} '
         f'--node-config "partition-id={i} num-partitions={nodes}" &' for i in range(min(nodes, 3)))
     if nodes > 3:
         node_lines += f"\n# ... one SuperNode per participant, partition-id 0..{nodes - 1}"
