@@ -2,7 +2,8 @@
 
 Each ServerApp reads the explorer's settings from the run config, waits for
 its nodes, runs, logs a one-line JSON summary and, when the run config names
-a ``result_file``, writes the summary there.
+a ``result_file``, writes the summary there. Each run function imports what
+its tool needs when it starts (a ServerApp process serves one tool).
 """
 
 from __future__ import annotations
@@ -10,17 +11,10 @@ from __future__ import annotations
 import json
 import time
 
-import numpy as np
-from flwr.app import Array, ArrayRecord, Context
-from flwr.server import LegacyContext, ServerConfig
-from flwr.server.workflow import DefaultWorkflow, SecAggPlusWorkflow
+from flwr.app import Context
 from flwr.serverapp import Grid, ServerApp
 
-from engine.flower.fbo_strategy import DpFtsDeStrategy
-from engine.flower.hype_strategy import SecAggHypeStrategy
-from engine.flower.settings import fbo_config, hype_config, run_settings
-from engine.flower.voter import QUANTIZATION_RANGE, quantisation_report, secagg_plan
-from engine.hype.calibration import epsilon_for_sigma
+from engine.flower.run_config import run_settings
 
 NODE_WAIT_SECONDS = 60.0
 
@@ -45,6 +39,12 @@ def _finish(summary: dict, settings: dict) -> dict:
 
 
 def run_fbo(grid: Grid, context: Context) -> dict:
+    import numpy as np
+    from flwr.app import Array, ArrayRecord
+
+    from engine.flower.fbo_strategy import DpFtsDeStrategy
+    from engine.flower.settings import fbo_config
+
     settings = run_settings(context.run_config, "fbo")
     config = fbo_config(settings)
     strategy = DpFtsDeStrategy(config)
@@ -61,6 +61,14 @@ def run_fbo(grid: Grid, context: Context) -> dict:
 
 
 def run_hype(grid: Grid, context: Context) -> dict:
+    from flwr.server import LegacyContext, ServerConfig
+    from flwr.server.workflow import DefaultWorkflow, SecAggPlusWorkflow
+
+    from engine.flower.hype_strategy import SecAggHypeStrategy
+    from engine.flower.settings import hype_config
+    from engine.flower.voter import QUANTIZATION_RANGE, quantisation_report, secagg_plan
+    from engine.hype.calibration import epsilon_for_sigma
+
     settings = run_settings(context.run_config, "hype")
     config = hype_config(settings)
     sigma = float(config.sigma)

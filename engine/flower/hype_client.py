@@ -19,8 +19,7 @@ from flwr.client import NumPyClient
 from flwr.client.mod import secaggplus_mod
 from flwr.clientapp import ClientApp
 
-from engine.flower.settings import run_settings
-from engine.flower.voter import client_vote, simulated_losses
+from engine.flower.run_config import run_settings
 
 
 class VoteClient(NumPyClient):
@@ -30,6 +29,9 @@ class VoteClient(NumPyClient):
         self.index, self.settings, self.local_losses = index, settings, local_losses
 
     def fit(self, parameters, config):
+        # Loaded here: SecAgg+'s other three stages start this app too, and need none of it.
+        from engine.flower.voter import client_vote, simulated_losses
+
         s = self.settings
         p, k, std = int(config["candidates"]), int(config["k"]), float(config["std"])
         if self.local_losses is not None:

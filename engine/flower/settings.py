@@ -15,23 +15,11 @@ from engine.fbo.config import FboConfig
 from engine.fbo.plan import make_plan
 from engine.hype.calibration import noise_summary
 from engine.hype.config import HypeConfig
+from engine.flower.run_config import FBO_APP, FBO_SETTINGS, HYPE_APP, HYPE_SETTINGS, SETTINGS, TOOLS, run_settings
 from engine.validation import ConfigError
 
-TOOLS = ("fbo", "hype")
-# Settings of each tool that the exported app reads, with their types (None: resolved or left out).
-FBO_SETTINGS = {"algorithm": str, "agents": int, "iterations": int, "features": int, "lengthscale": float,
-                "noise_var": float, "q": float, "z": float, "S": float, "P": int, "sampling": str,
-                "pt_schedule": str, "pt_constant": float, "weights": str, "weight_a": float,
-                "weight_schedule": str, "local_exploration": bool, "n_init": int, "alpha": float,
-                "objective_seed": int, "seed": int, "accountant": str, "delta": float, "budget": float,
-                "calibrate_z": bool}
-HYPE_SETTINGS = {"clients": int, "candidates": int, "good": int, "sigma_loss": float, "k": int,
-                 "epsilon": float, "sigma": float, "delta": float, "xi": float, "seed": int}
-# Settings of the app itself (not of the explorer's configuration), with their defaults.
-FBO_APP = {"dim": 1, "candidates": 256, "result_file": ""}
-HYPE_APP = {"result_file": ""}
-SETTINGS = {"fbo": FBO_SETTINGS, "hype": HYPE_SETTINGS}
-APP_SETTINGS = {"fbo": FBO_APP, "hype": HYPE_APP}
+__all__ = ["CONFIGS", "SETTINGS", "TOOLS", "agent_settings", "fbo_config", "hype_config", "run_config", "run_settings"]
+
 CONFIGS = {"fbo": FboConfig, "hype": HypeConfig}
 
 
@@ -79,16 +67,6 @@ def hype_run_config(config: HypeConfig) -> dict:
 
 def run_config(tool: str, config) -> dict:
     return fbo_run_config(config) if check_tool(tool) == "fbo" else hype_run_config(config)
-
-
-def run_settings(run_config_values, tool: str) -> dict:
-    """Typed settings from a Flower run config (what ``context.run_config`` holds)."""
-    values = dict(run_config_values)
-    out = dict(APP_SETTINGS[tool])
-    for name, kind in {**SETTINGS[tool], **{k: type(v) for k, v in APP_SETTINGS[tool].items()}}.items():
-        if name in values:
-            out[name] = kind(values[name])
-    return out
 
 
 def fbo_config(settings: dict) -> FboConfig:
