@@ -12,8 +12,6 @@ from __future__ import annotations
 import dataclasses
 
 from engine.fbo.config import FboConfig
-from engine.fbo.plan import make_plan
-from engine.hype.calibration import noise_summary
 from engine.hype.config import HypeConfig
 from engine.flower.run_config import FBO_APP, FBO_SETTINGS, HYPE_APP, HYPE_SETTINGS, SETTINGS, TOOLS, run_settings
 from engine.validation import ConfigError
@@ -38,6 +36,8 @@ def fbo_run_config(config: FboConfig) -> dict:
         raise ConfigError("The exported agents evaluate the synthetic task unless you give them your own "
                           "objective; export with dataset synthetic and replace evaluate(x) in client_app.py.",
                           "dataset")
+    from engine.fbo.plan import make_plan      # planning and the objective: loaded by the export only
+
     plan = make_plan(config.replace(runs=1, domain="continuous"))
     out = {name: getattr(config, name) for name in FBO_SETTINGS}
     out["agents"] = plan.n_agents
@@ -58,6 +58,8 @@ def hype_run_config(config: HypeConfig) -> dict:
     if config.mode != "simulation":
         raise ConfigError("The exported DP-HYPE clients score candidates on simulated local losses (paper "
                           "Sec. V-B); export from the simulated-losses mode.", "mode")
+    from engine.hype.calibration import noise_summary
+
     noise = noise_summary(config)
     out = {name: getattr(config, name) for name in HYPE_SETTINGS}
     out["sigma"], out["epsilon"] = float(noise.sigma), None
