@@ -13,6 +13,7 @@ import numpy as np
 import streamlit as st
 
 from engine.cli.hype import command_line as hype_command_line
+from engine.flower.export import app_zip
 from engine.hype import HypeConfig, iter_hype
 from engine.hype.sweeps import CURVE_REPETITIONS, FIG2A_EPSILONS, FIG2A_KS, FIG2A_SIGMA_LOSSES, curve_axis
 from engine.hype.utility import mean_interval
@@ -202,6 +203,13 @@ else:
 draw_summary(result)
 vote_panel(result.config)
 config_download([("DP-HYPE", result.config)], hype_command_line, file_name="hype_config.json", key="hype_dl_config")
+try:  # these settings as a Flower app whose clients vote through SecAgg+ (engine.flower.export needs no Flower)
+    st.download_button("Export as a Flower app", app_zip("hype", result.config), file_name="dphype_flower_app.zip",
+                       mime="application/zip", icon=":material/download:", on_click="ignore", key="hype_dl_flower",
+                       help="A ready Flower app (server, clients, run config with these settings, README with the "
+                            "commands); see docs/flower.md.")
+except ConfigError as err:
+    st.caption(f"Flower export: {err}")
 
 # ---------------------------------------------------------------- curves over epsilon or k
 shown = result.config

@@ -28,7 +28,7 @@ from engine.cancel import TIME_LIMIT, Cancelled, CancelToken, cancellable
 from engine.limits import RUN_TIME_FACTOR, SECONDS_ENV, HostLimits, check, format_seconds
 from engine.validation import ConfigError
 
-TOOLS = ("fbo", "privacy", "hype", "pogpucb", "data", "sweep", "audit", "reproduce")
+TOOLS = ("fbo", "privacy", "hype", "pogpucb", "data", "sweep", "audit", "reproduce", "export")
 
 
 def host_limits() -> HostLimits:

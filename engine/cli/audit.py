@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 
 from engine.audit import MECHANISMS, ServerAudit, VoteAudit, audit_cost, run_audit
+from engine.limits import strategy_audit_cost
 from engine.settings import add_config_arguments, public
 from engine.validation import ConfigError, check_choice
 
@@ -19,7 +20,11 @@ VOTE_OPTIONS = tuple(name for name in public(VoteAudit) if name not in COMMON_OP
 
 def add_arguments(parser) -> None:
     # Values are checked by the audit configurations (one sentence each), so no argparse choices here.
-    parser.add_argument("--mechanism", default="fbo-server", metavar="{" + ",".join(MECHANISMS) + "}")
+    parser.add_argument("--mechanism", default="fbo-server", metavar="{" + ",".join(MECHANISMS + ("flower",)) + "}")
+    flower = parser.add_argument_group("flower (a Flower strategy's aggregate_train; uses --q --z --S --agents "
+                                       "--features --steps --canary-norm)")
+    flower.add_argument("--strategy", help="built-in name or MODULE:FACTORY (local only); see engine.flower.audit")
+    flower.add_argument("--claimed-epsilon", type=float, help="claim to test instead of the strategy's accountant")
     server = parser.add_argument_group("fbo-server (DP-FTS-DE server round)")
     votes = parser.add_argument_group("hype-votes (DP-HYPE noisy vote sum)")
     add_config_arguments(parser, ServerAudit, containers={name: server for name in SERVER_OPTIONS})
@@ -40,10 +45,21 @@ def config_from_args(args):
 
 
 def cost(args):
+    if args.mechanism == "flower":
+        from engine.cli.audit_flower import config_from_args as flower_config   # loads no Flower
+
+        config = flower_config(args)
+        return strategy_audit_cost(config.trials, config.steps, config.agents, config.features)
+    if args.strategy is not None or args.claimed_epsilon is not None:
+        raise ConfigError("--strategy and --claimed-epsilon apply to the flower mechanism only.", "strategy")
     return audit_cost(config_from_args(args))
 
 
 def run(args) -> dict:
+    if args.mechanism == "flower":
+        from engine.cli.audit_flower import run_flower      # the Flower bridge, loaded only when asked for
+
+        return run_flower(args)
     result = run_audit(config_from_args(args))
     if result.violation:
         print(f"warning: {result.verdict}", file=sys.stderr)

@@ -85,3 +85,20 @@ def audit_cost(config) -> Cost:
     knobs = [(name, getattr(config, name), AUDIT_USUAL[name], 1) for name in names]
     ranked = knob_ranking(knobs)
     return Cost(seconds=estimated.seconds, memory_mb=estimated.peak_bytes / 1e6, field=ranked[0], knobs=ranked)
+
+
+# A Flower strategy's game builds and serialises every reply through Flower's own records: measured 1-5 ms per
+# trial and release with 8-16 agents (docs/flower.md's audit table), plus the imports of Flower itself.
+STRATEGY_TRIAL_SECONDS = 5e-3
+STRATEGY_BASE_SECONDS = 5.0
+STRATEGY_BASE_MB = 300.0
+
+
+def strategy_audit_cost(trials: int, steps: int = 1, agents: int = 10, features: int = 4) -> Cost:
+    """The price of auditing a Flower strategy (``audit --mechanism flower``): every trial runs the strategy's
+    ``aggregate_train`` on ``agents`` replies of ``features`` numbers, ``steps`` times."""
+    seconds = STRATEGY_BASE_SECONDS + int(trials) * max(1, int(steps)) * STRATEGY_TRIAL_SECONDS * max(1.0, agents / 16)
+    memory = STRATEGY_BASE_MB + BYTES_PER_TRIAL * int(trials) / 1e6 + 8 * agents * features * 100 / 1e6
+    knobs = [("trials", trials, AUDIT_USUAL["trials"], 1), ("steps", steps, 1, 1), ("agents", agents, 10, 1)]
+    ranked = knob_ranking(knobs)
+    return Cost(seconds=seconds, memory_mb=memory, field=ranked[0], knobs=ranked)

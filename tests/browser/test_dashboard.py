@@ -80,6 +80,7 @@ def test_federated_bo_run_draws_live_charts(page, app_url):
     page.locator(".gtitle", has_text="Privacy loss").first.wait_for()
     assert page.locator(CHART).count() >= 2
     assert page.get_by_role("button", name="Configuration (JSON)").count() == 1
+    assert page.get_by_role("button", name="Export as a Flower app").count() == 1
     assert page.locator("[data-testid='stException']").count() == 0
     # The script measures the same interval server-side; it prints it in the status line.
     status = page.get_by_text("first chart after").first.inner_text()

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import tomllib
+import zipfile
+
 import pytest
 
 from tests.browser.conftest import docs_image, screenshot, wait_for_app
@@ -33,3 +36,14 @@ def test_hype_page_runs_defaults_and_draws_vote_histograms(page, app_url):
     path = screenshot(page, "dp_hype")
     assert path.stat().st_size > 50_000
     docs_image(page, HYPE)
+
+    # The run's settings as a Flower app: a zip whose run config holds them.
+    export = page.get_by_role("button", name="Export as a Flower app")
+    export.scroll_into_view_if_needed()
+    screenshot(page, "dp_hype_flower_export")
+    with page.expect_download() as download:
+        export.click()
+    with zipfile.ZipFile(download.value.path()) as archive:
+        pyproject = tomllib.loads(archive.read("dphype_app/pyproject.toml").decode())
+    run_config = pyproject["tool"]["flwr"]["app"]["config"]
+    assert (run_config["clients"], run_config["k"]) == (250, 5) and run_config["sigma"] > 0

@@ -17,6 +17,7 @@ import streamlit as st
 from engine.cli.fbo import command_line
 from engine.fbo.config import FboConfig
 from engine.fbo.plan import RunPlan
+from engine.flower.export import app_zip
 from engine.validation import ConfigError
 from ui.audit.panel import audit_panel, server_audit
 from ui.kit.cached import cached_plan
@@ -201,5 +202,16 @@ def downloads(run: LiveRun, params) -> None:
                              "`python -m engine fbo` prints (curve, standard error, ε, clipping).",
                              file_name="fbo_curves.json", mime="application/json", icon=":material/download:",
                              on_click="ignore", key="fbo_dl_json")
+    try:  # the first line with a server as a Flower app (engine.flower.export needs no Flower), built once per run
+        if run.cache.get("flower") is None:
+            served = [res.config for _, res in runs if res.config.uses_server] or [runs[0][1].config]
+            run.cache["flower"] = app_zip("fbo", served[0])
+        dcols[3].download_button("Export as a Flower app", run.cache["flower"], key="fbo_dl_flower",
+                                 help="A ready Flower app of the first line with a server (server, agents, run "
+                                 "config, README with the commands); see docs/flower.md.",
+                                 file_name="dpftsde_flower_app.zip",
+                                 mime="application/zip", icon=":material/download:", on_click="ignore")
+    except ConfigError as err:
+        dcols[3].caption(f"Flower export: {err}")
     st.caption("The address bar holds the current settings: copy the link to share or reproduce this "
                "configuration. Every chart has a camera button for a PNG.")

@@ -1,0 +1,101 @@
+"""The ServerApps of the exported Flower apps (the ClientApps are in ``fbo_client`` and ``hype_client``).
+
+Each ServerApp reads the explorer's settings from the run config, waits for
+its nodes, runs, logs a one-line JSON summary and, when the run config names
+a ``result_file``, writes the summary there. Each run function imports what
+its tool needs when it starts (a ServerApp process serves one tool).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+
+from flwr.app import Context
+from flwr.serverapp import Grid, ServerApp
+
+from engine.flower.run_config import run_settings
+
+NODE_WAIT_SECONDS = 60.0
+
+
+def wait_for_nodes(grid: Grid, count: int, seconds: float = NODE_WAIT_SECONDS) -> int:
+    """Wait until ``count`` nodes are connected (or ``seconds`` pass); returns how many are."""
+    end = time.monotonic() + seconds
+    while True:
+        nodes = len(list(grid.get_node_ids()))
+        if nodes >= count or time.monotonic() > end:
+            return nodes
+        time.sleep(0.2)
+
+
+def _finish(summary: dict, settings: dict) -> dict:
+    line = json.dumps(summary, default=float)
+    print("RESULT " + line, flush=True)
+    if settings.get("result_file"):
+        with open(settings["result_file"], "w", encoding="utf-8") as out:
+            out.write(line)
+    return summary
+
+
+def run_fbo(grid: Grid, context: Context) -> dict:
+    import numpy as np
+    from flwr.app import Array, ArrayRecord
+
+    from engine.flower.fbo_strategy import DpFtsDeStrategy
+    from engine.flower.settings import fbo_config
+
+    settings = run_settings(context.run_config, "fbo")
+    config = fbo_config(settings)
+    strategy = DpFtsDeStrategy(config)
+    start = time.perf_counter()
+    nodes = wait_for_nodes(grid, strategy.n_agents)
+    initial = ArrayRecord({"broadcast": Array(np.zeros((strategy.P, config.features)))})
+    strategy.start(grid, initial, num_rounds=config.iterations + 1, timeout=600)
+    last = strategy.history[-1] if strategy.history else {}
+    summary = {"tool": "fbo", "nodes": nodes, "rounds": len(strategy.history), "releases": strategy.released,
+               "epsilon": strategy.epsilon, "delta": strategy.delta, "z": strategy.plan.z,
+               "queries": last.get("queries", 0), "best_mean": [h["best_mean"] for h in strategy.history],
+               "selected": [h.get("selected") for h in strategy.history], "seconds": time.perf_counter() - start}
+    return _finish(summary, settings)
+
+
+def run_hype(grid: Grid, context: Context) -> dict:
+    from flwr.server import LegacyContext, ServerConfig
+    from flwr.server.workflow import DefaultWorkflow, SecAggPlusWorkflow
+
+    from engine.flower.hype_strategy import SecAggHypeStrategy
+    from engine.flower.settings import hype_config
+    from engine.flower.voter import QUANTIZATION_RANGE, quantisation_report, secagg_plan
+    from engine.hype.calibration import epsilon_for_sigma
+
+    settings = run_settings(context.run_config, "hype")
+    config = hype_config(settings)
+    sigma = float(config.sigma)
+    plan = secagg_plan(sigma, config.clients, config.p, config.k, config.delta, config.xi)
+    print(quantisation_report(plan), flush=True)
+    strategy = SecAggHypeStrategy(config, sigma)
+    start = time.perf_counter()
+    nodes = wait_for_nodes(grid, config.clients)
+    legacy = LegacyContext(context=context, config=ServerConfig(num_rounds=1), strategy=strategy)
+    workflow = SecAggPlusWorkflow(num_shares=1.0, reconstruction_threshold=0.67, max_weight=1.0,
+                                  clipping_range=plan.clipping_range, quantization_range=QUANTIZATION_RANGE)
+    DefaultWorkflow(fit_workflow=workflow)(grid, legacy)
+    summary = {"tool": "hype", "nodes": nodes, "winner": strategy.winner, "reported": strategy.reported,
+               "secure_aggregation": strategy.secure_aggregation, "sigma": sigma,
+               "epsilon": epsilon_for_sigma(sigma, config.delta, config.k) if sigma > 0 else None,
+               "noisy_sum": None if strategy.noisy_sum is None else strategy.noisy_sum.tolist(),
+               "clipping_range": plan.clipping_range, "quantisation_step": plan.step,
+               "epsilon_rounding": plan.epsilon_rounding, "seconds": time.perf_counter() - start}
+    return _finish(summary, settings)
+
+
+def make_server_app(tool: str) -> ServerApp:
+    app = ServerApp()
+    run = run_fbo if tool == "fbo" else run_hype
+
+    @app.main()
+    def main(grid: Grid, context: Context) -> None:
+        run(grid, context)
+
+    return app

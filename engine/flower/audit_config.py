@@ -1,0 +1,65 @@
+"""Settings of an audit of a Flower strategy, and the adapter a strategy's factory returns (no Flower needed)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable
+
+from engine.validation import check_int, check_probability_open, check_range
+
+
+@dataclass(frozen=True)
+class StrategyAudit:
+    """Settings of a game against a Flower strategy (what its factory receives)."""
+
+    strategy: str = "dp-fts-de"
+    q: float = 0.25
+    z: float = 1.0
+    S: float = 11.0
+    agents: int = 16
+    features: int = 4
+    steps: int = 1
+    canary_norm: float = 1000.0
+    trials: int = 20_000
+    delta: float = 1e-5
+    seed: int = 0
+    accountant: str = "rdp"
+    claimed_epsilon: float | None = None
+
+    def __post_init__(self):
+        check_range("q", self.q, 0, 1, low_open=True)
+        check_range("z", self.z, 0, None, low_open=True)
+        check_range("S", self.S, 0, None, low_open=True)
+        check_int("agents", self.agents, 2, 1000, name="number of agents N")
+        check_int("features", self.features, 2, 1000, name="number of features M")
+        check_int("steps", self.steps, 1, 100, name="number of releases T")
+        check_int("trials", self.trials, 100, 10_000_000, name="number of trials")
+        check_probability_open("delta", self.delta)
+        check_int("seed", self.seed, 0)
+        if self.claimed_epsilon is not None:
+            check_range("claimed_epsilon", self.claimed_epsilon, 0, None, low_open=True, name="claimed epsilon")
+
+
+@dataclass
+class AuditTarget:
+    """A strategy and how the game talks to it.
+
+    ``reply(index, vector)`` builds agent ``index``'s reply Message;
+    ``release(arrays)`` reads the released vector (flattened) from what
+    ``aggregate_train`` returned; ``reset(rng)`` prepares a fresh run (state,
+    generator); ``claim()`` is the strategy's accountant's epsilon for the
+    game's releases; ``used`` the probability that a reply is used; ``clip``
+    the L2 bound the strategy promises per reply.
+    """
+
+    strategy: object
+    reply: Callable
+    release: Callable
+    reset: Callable
+    claim: Callable
+    used: float
+    clip: float
+    replies: int | None = None          # replies per round (default: the game's agents)
+    notes: dict = field(default_factory=dict)
+
+

@@ -1,0 +1,72 @@
+"""The DP-FTS-DE agent as a Flower ClientApp (its numpy logic is :mod:`engine.flower.agent`).
+
+:func:`make_client_app` takes the objective hook ``evaluate(x) -> float`` (x
+in [0, 1]^D, larger is better). Without one, agent n evaluates agent n's
+function of the engine's synthetic task (a noisy draw, as in the simulation).
+The agent's index is the node's ``partition-id`` (``--node-config
+"partition-id=0"`` when the SuperNode starts); its observations live in the
+node's ``Context.state`` between rounds.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+import numpy as np
+from flwr.app import Array, ArrayRecord, Context, Message, MetricRecord, RecordDict
+from flwr.clientapp import ClientApp
+
+from engine.flower.agent import AgentSettings, FboAgent
+from engine.flower.settings import agent_settings, run_settings
+
+STATE_KEY = "agent-observations"
+
+
+def default_evaluate(index: int, settings: dict, t: int = 0) -> Callable[[np.ndarray], float]:
+    """Agent ``index``'s function of the engine's synthetic task, observed with its noise (round ``t``'s draws)."""
+    from engine.objectives import build_objective
+
+    objective = build_objective("synthetic", n_agents=int(settings["agents"]), alpha=settings.get("alpha"),
+                                seed=int(settings.get("objective_seed", 0)), domain="continuous", split=None)
+    rng = np.random.default_rng((int(settings.get("seed", 0)), 11, index, int(t)))
+    agents = np.array([index])
+
+    def evaluate(x: np.ndarray) -> float:
+        value = float(objective.value(agents, np.asarray(x, dtype=float)[None])[0])
+        return value + objective.noise_std * float(rng.standard_normal())
+
+    return evaluate
+
+
+def agent_round(msg: Message, context: Context, evaluate=None) -> Message:
+    """One round of agent ``partition-id``: query a point, reply with omega and what it has seen."""
+    settings = run_settings(context.run_config, "fbo")
+    index = int(context.node_config.get("partition-id", 0))
+    config = msg.content["config"]
+    t = int(config["iteration"])
+    broadcast = msg.content["broadcast"]["broadcast"].numpy() if bool(config["has_broadcast"]) else None
+    stored = context.state.array_records.get(STATE_KEY)
+    X = stored["X"].numpy() if stored is not None else None
+    y = stored["y"].numpy() if stored is not None else None
+    hook = evaluate if evaluate is not None else default_evaluate(index, settings, t)
+    agent = FboAgent(index, AgentSettings(**agent_settings(settings)), hook, X, y)
+    rng = np.random.default_rng((int(settings.get("seed", 0)), 13, index, t))
+    omega, used = agent.round(t, broadcast, rng)
+    context.state[STATE_KEY] = ArrayRecord({"X": Array(agent.X), "y": Array(agent.y)})
+    content = RecordDict({
+        "omega": ArrayRecord({"omega": Array(np.asarray(omega, dtype=float))}),
+        "metrics": MetricRecord({"agent": index, "best": agent.best, "queries": int(len(agent.y)),
+                                 "used_broadcast": int(used)}),
+    })
+    return Message(content=content, reply_to=msg)
+
+
+def make_client_app(evaluate: Callable[[np.ndarray], float] | None = None) -> ClientApp:
+    """A ClientApp whose agents evaluate ``evaluate`` (the synthetic task when None)."""
+    app = ClientApp()
+
+    @app.train()
+    def train(msg: Message, context: Context) -> Message:
+        return agent_round(msg, context, evaluate)
+
+    return app

@@ -1,0 +1,156 @@
+"""DP-FTS-DE's central server as a strategy on Flower's Message API (paper Algorithm 1).
+
+Rounds. Flower round r runs iteration t = r - 1 of the paper: round 1 is the
+agents' initialisation (t = 0, no broadcast yet) and round T + 1 the last
+iteration, so a run has ``iterations + 1`` rounds. ``configure_train`` sends
+every node the broadcast omega_joint_{t-1} (line 4: all agents take part in
+every iteration); ``aggregate_train`` of round r is the server's release r
+(lines 5-12), used in iteration r. The release calls the engine's own
+functions: :func:`engine.fbo.weights.subregion_weights` for iteration r and
+:func:`engine.fbo.server.aggregate` (Poisson or fixed-size subsample with
+probability q, clip to S / sqrt(P), weights phi / q, noise z phi_max S / q),
+with one generator seeded by the run's seed. Privacy comes from the run's
+:class:`engine.fbo.plan.RunPlan` (the product's accountant, z calibrated when
+asked, the budget's stop): after release r the strategy reports
+``plan.epsilon_after(r)``, and once the budget allows no further release the
+server stops releasing and the agents go on with their own Thompson sampling
+(paper footnote 13).
+
+Replies. Each agent replies with its omega in the ArrayRecord ``"omega"`` and
+its index ``agent`` (0..N-1, the node's ``partition-id``) in the MetricRecord
+``"agent"``. An agent that does not reply counts as sending the zero vector,
+which has the output law of an absent agent (``engine.audit.fbo_server``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import numpy as np
+from flwr.app import Array, ArrayRecord, ConfigRecord, Message, MetricRecord, RecordDict
+from flwr.app.message_type import MessageType
+from flwr.serverapp import Grid
+from flwr.serverapp.strategy import Strategy
+
+from engine.fbo import server
+from engine.fbo.config import FboConfig
+from engine.fbo.plan import make_plan
+from engine.fbo.subregions import Subregions
+from engine.fbo.weights import subregion_weights
+from engine.validation import ConfigError
+
+SERVER_ALGORITHMS = ("fts-de", "dp-fts", "dp-fts-de")
+
+
+def reply_vectors(replies: Iterable[Message], n_agents: int, n_features: int) -> tuple[np.ndarray, list[dict]]:
+    """The (N, M) matrix of the agents' omegas from their replies (zero rows for agents that sent none)."""
+    vectors = np.zeros((n_agents, n_features))
+    seen, metrics = set(), []
+    for reply in replies:
+        if reply.has_error():
+            continue
+        record = reply.content["metrics"]
+        index = int(record["agent"])
+        if not 0 <= index < n_agents or index in seen:
+            raise ConfigError(f"A reply names agent {index}, outside 0..{n_agents - 1} or twice.")
+        seen.add(index)
+        omega = reply.content["omega"]["omega"].numpy().astype(float).ravel()
+        if omega.shape != (n_features,):
+            raise ConfigError(f"Agent {index} sent {omega.size} numbers, expected {n_features}.")
+        vectors[index] = omega
+        metrics.append(dict(record))
+    return vectors, metrics
+
+
+class DpFtsDeStrategy(Strategy):
+    """DP-FTS-DE (or FTS-DE, DP-FTS) server; ``config`` is the explorer's :class:`FboConfig`."""
+
+    def __init__(self, config: FboConfig):
+        if config.algorithm not in SERVER_ALGORITHMS:
+            raise ConfigError(f"{config.algorithm.upper()} has no central server; choose one of "
+                              f"{', '.join(SERVER_ALGORITHMS)}.", "algorithm")
+        if config.agents is None:
+            raise ConfigError("Give the number of agents N (one per SuperNode).", "agents")
+        self.config = config
+        self.plan = make_plan(config)
+        self.n_agents = self.plan.n_agents
+        self.P = self.plan.n_subregions
+        self.assignment = Subregions(self.P, 1).assign(self.n_agents)
+        self.rng = np.random.default_rng(config.seed)
+        self.released = 0
+        self.history: list[dict] = []
+        self.last_step = None
+
+    # ------------------------------------------------------------------ accounting
+    @property
+    def releases_allowed(self) -> int:
+        return int(self.plan.releases)
+
+    @property
+    def epsilon(self) -> float | None:
+        """Epsilon spent by the releases made so far (None without DP)."""
+        return self.plan.epsilon_after(self.released)
+
+    @property
+    def delta(self) -> float:
+        return float(self.plan.delta)
+
+    def epsilon_for(self, releases: int) -> float | None:
+        return self.plan.epsilon_after(releases)
+
+    # ------------------------------------------------------------------ the rounds
+    def configure_train(self, server_round: int, arrays: ArrayRecord, config: ConfigRecord,
+                        grid: Grid) -> Iterable[Message]:
+        t = server_round - 1
+        has_broadcast = 1 <= t <= self.released
+        broadcast = (arrays["broadcast"].numpy() if has_broadcast and "broadcast" in arrays
+                     else np.zeros((self.P, self.config.features)))
+        messages = []
+        for node_id in grid.get_node_ids():
+            content = RecordDict({
+                "broadcast": ArrayRecord({"broadcast": Array(np.asarray(broadcast, dtype=float))}),
+                "config": ConfigRecord({"iteration": int(t), "has_broadcast": bool(has_broadcast)}),
+            })
+            messages.append(Message(content=content, dst_node_id=node_id, message_type=MessageType.TRAIN))
+        return messages
+
+    def release(self, server_round: int, vectors: np.ndarray):
+        """Release number ``server_round`` from the agents' (N, M) vectors: the engine's server round."""
+        cfg = self.config
+        weights = subregion_weights(self.assignment, self.P, server_round, a=cfg.weight_a,
+                                    schedule=cfg.weight_schedule, mode=cfg.weights)
+        step = server.aggregate(vectors, weights, q=cfg.q, z=self.plan.z, S=cfg.S, rng=self.rng,
+                                private=cfg.algorithm.startswith("dp-"), sampling=cfg.sampling)
+        self.released = server_round
+        self.last_step = step
+        return step
+
+    def aggregate_train(self, server_round: int, replies: Iterable[Message]
+                        ) -> tuple[ArrayRecord | None, MetricRecord | None]:
+        vectors, metrics = reply_vectors(replies, self.n_agents, self.config.features)
+        summary = {"round": int(server_round), "replies": len(metrics),
+                   "queries": int(sum(int(m.get("queries", 0)) for m in metrics)),
+                   "best_mean": float(np.mean([m["best"] for m in metrics])) if metrics else float("nan"),
+                   "broadcast_used": int(sum(int(m.get("used_broadcast", 0)) for m in metrics))}
+        arrays = None
+        if server_round <= self.releases_allowed:
+            step = self.release(server_round, vectors)
+            arrays = ArrayRecord({"broadcast": Array(np.asarray(step.broadcast, dtype=float))})
+            summary["selected"] = int(step.selected.sum())
+        summary["releases"] = self.released
+        if self.epsilon is not None:
+            summary["epsilon"] = float(self.epsilon)
+        self.history.append(summary)
+        return arrays, MetricRecord({k: v for k, v in summary.items() if isinstance(v, (int, float))})
+
+    def configure_evaluate(self, server_round: int, arrays: ArrayRecord, config: ConfigRecord,
+                           grid: Grid) -> Iterable[Message]:
+        return []
+
+    def aggregate_evaluate(self, server_round: int, replies: Iterable[Message]) -> MetricRecord | None:
+        return None
+
+    def summary(self) -> None:
+        cfg = self.config
+        print(f"DP-FTS-DE server: N={self.n_agents} P={self.P} q={cfg.q} z={self.plan.z:.4g} S={cfg.S} "
+              f"sampling={cfg.sampling} releases={self.releases_allowed} accountant={cfg.accountant}")

@@ -1,0 +1,95 @@
+"""The explorer's settings as a Flower run config, and back (no Flower needed).
+
+A Flower run config holds ints, floats, strings and booleans, no None: a
+setting left at None (e.g. delta = 1 / N^1.1) is resolved before export or
+left out. The names are the fields of :class:`engine.fbo.FboConfig` and
+:class:`engine.hype.HypeConfig`, so ``--run-config "q=0.5"`` on ``flwr run``
+changes the same q as the explorer's control.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from engine.fbo.config import FboConfig
+from engine.hype.config import HypeConfig
+from engine.flower.run_config import FBO_APP, FBO_SETTINGS, HYPE_APP, HYPE_SETTINGS, SETTINGS, TOOLS, run_settings
+from engine.validation import ConfigError
+
+__all__ = ["CONFIGS", "SETTINGS", "TOOLS", "agent_settings", "fbo_config", "hype_config", "run_config", "run_settings"]
+
+CONFIGS = {"fbo": FboConfig, "hype": HypeConfig}
+
+
+def check_tool(tool: str) -> str:
+    if tool not in TOOLS:
+        raise ConfigError(f"tool must be one of {', '.join(TOOLS)}, got {tool!r}.", "tool")
+    return tool
+
+
+def fbo_run_config(config: FboConfig) -> dict:
+    """The run config of a DP-FTS-DE app with ``config``'s settings (validated for a Flower deployment)."""
+    if not config.uses_server:
+        raise ConfigError(f"{config.algorithm.upper()} has no central server to deploy; choose FTS-DE, DP-FTS or "
+                          "DP-FTS-DE.", "algorithm")
+    if config.dataset != "synthetic":
+        raise ConfigError("The exported agents evaluate the synthetic task unless you give them your own "
+                          "objective; export with dataset synthetic and replace evaluate(x) in client_app.py.",
+                          "dataset")
+    from engine.fbo.plan import make_plan      # planning and the objective: loaded by the export only
+
+    plan = make_plan(config.replace(runs=1, domain="continuous"))
+    out = {name: getattr(config, name) for name in FBO_SETTINGS}
+    out["agents"] = plan.n_agents
+    if plan.epsilon_curve is not None:
+        out["delta"] = plan.delta
+    from engine.objectives import build_objective          # cheap for the synthetic task, loaded on use
+
+    objective = build_objective("synthetic", n_agents=plan.n_agents, alpha=config.alpha,
+                                seed=config.objective_seed, domain="continuous", split=None)
+    out["lengthscale"] = float(config.lengthscale or objective.lengthscale)
+    out["noise_var"] = float(config.noise_var or objective.noise_var)
+    out.update(FBO_APP, dim=int(objective.dim))
+    return {name: value for name, value in out.items() if value is not None}
+
+
+def hype_run_config(config: HypeConfig) -> dict:
+    """The run config of a DP-HYPE app with ``config``'s settings (simulated local losses)."""
+    if config.mode != "simulation":
+        raise ConfigError("The exported DP-HYPE clients score candidates on simulated local losses (paper "
+                          "Sec. V-B); export from the simulated-losses mode.", "mode")
+    from engine.hype.calibration import noise_summary
+
+    noise = noise_summary(config)
+    out = {name: getattr(config, name) for name in HYPE_SETTINGS}
+    out["sigma"], out["epsilon"] = float(noise.sigma), None
+    out.update(HYPE_APP)
+    return {name: value for name, value in out.items() if value is not None}
+
+
+def run_config(tool: str, config) -> dict:
+    return fbo_run_config(config) if check_tool(tool) == "fbo" else hype_run_config(config)
+
+
+def fbo_config(settings: dict) -> FboConfig:
+    """The :class:`FboConfig` of a run's settings (one run, continuous domain)."""
+    names = {f.name for f in dataclasses.fields(FboConfig)}
+    fields = {k: v for k, v in settings.items() if k in names and k in FBO_SETTINGS}
+    return FboConfig(**fields, dataset="synthetic", domain="continuous", runs=1)
+
+
+def hype_config(settings: dict) -> HypeConfig:
+    fields = {k: v for k, v in settings.items() if k in HYPE_SETTINGS and k != "epsilon"}
+    return HypeConfig(**fields, mode="simulation", epsilon=None)
+
+
+def agent_settings(settings: dict) -> dict:
+    """The :class:`engine.flower.agent.AgentSettings` fields of a DP-FTS-DE run's settings."""
+    config = fbo_config(settings)
+    lengthscale = float(settings.get("lengthscale", 0.03))
+    return dict(dim=int(settings.get("dim", 1)), features=config.features, lengthscale=lengthscale,
+                noise_var=float(settings.get("noise_var", 0.01)), P=config.n_subregions, n_init=config.n_init,
+                candidates=int(settings.get("candidates", 256)), pt_schedule=config.pt_schedule,
+                pt_constant=config.pt_constant, local_exploration=config.local_exploration,
+                own_lengthscale=lengthscale, own_signal_var=1.0, own_noise_var=float(settings.get("noise_var", 0.01)),
+                seed=config.seed)

@@ -1,0 +1,105 @@
+"""A Flower federation on 127.0.0.1 for the tests: one SuperLink and N SuperNodes as processes (insecure).
+
+:func:`federation` starts them with free ports, yields a function that runs
+an exported app with ``flwr run`` and returns the ServerApp's summary, and
+stops every process it started by its pid (its process group) on exit.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+BIN = Path(sys.executable).parent
+
+
+def free_ports(count: int) -> list[int]:
+    sockets, ports = [], []
+    for _ in range(count):
+        s = socket.socket()
+        s.bind(("127.0.0.1", 0))
+        sockets.append(s)
+        ports.append(s.getsockname()[1])
+    for s in sockets:
+        s.close()
+    return ports
+
+
+def wait_port(port: int, seconds: float) -> bool:
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), timeout=0.5):
+            return True
+        time.sleep(0.2)
+    return False
+
+
+def stop(processes) -> None:
+    for proc in processes:
+        if proc.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGTERM)
+    for proc in processes:
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(timeout=5)
+
+
+@contextlib.contextmanager
+def federation(nodes: int, workdir: Path):
+    """Start a SuperLink and ``nodes`` SuperNodes; yield ``run(app_dir, timeout) -> (summary, seconds)``."""
+    link, *node_ports = free_ports(1 + nodes)
+    env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""),
+               FLWR_HOME=str(workdir / "flwr-home"), PATH=str(BIN) + os.pathsep + os.environ.get("PATH", ""),
+               FLWR_SUPEREXEC_TASK_POLL_INTERVAL="0.1")    # start a ClientApp 0.1 s after its message, not 1 s
+    home = workdir / "flwr-home"
+    home.mkdir(parents=True, exist_ok=True)
+    (home / "config.toml").write_text(f'[superlink]\ndefault = "loopback"\n\n[superlink.loopback]\n'
+                                      f'address = "127.0.0.1:{link}"\ninsecure = true\n')
+    processes = []
+    logs = []
+
+    def start(args, name):
+        log = open(workdir / f"{name}.log", "w")
+        logs.append(log)
+        processes.append(subprocess.Popen(args, cwd=workdir, env=env, stdout=log, stderr=subprocess.STDOUT,
+                                          start_new_session=True))
+
+    try:
+        start([str(BIN / "flower-superlink"), "--insecure", "--port", str(link)], "superlink")
+        if not wait_port(link, 30):
+            raise RuntimeError("The SuperLink did not start: " + (workdir / "superlink.log").read_text()[-2000:])
+        for i, port in enumerate(node_ports):
+            start([str(BIN / "flower-supernode"), "--insecure", "--superlink", f"127.0.0.1:{link}",
+                   "--port", str(port), "--node-config", f"partition-id={i} num-partitions={nodes}"], f"node{i}")
+
+        def run(app_dir: Path, timeout: float) -> tuple[dict, float]:
+            result = workdir / f"result-{app_dir.name}.json"
+            begin = time.perf_counter()
+            subprocess.run([str(BIN / "flwr"), "run", str(app_dir), "loopback", "--run-config",
+                            f'result_file="{result}"'], env=env, cwd=workdir, check=True, timeout=timeout,
+                           capture_output=True)
+            while not result.exists() and time.perf_counter() - begin < timeout:
+                time.sleep(0.2)
+            seconds = time.perf_counter() - begin
+            if not result.exists():
+                tails = {p.name: p.read_text()[-1500:] for p in workdir.glob("*.log")}
+                raise TimeoutError(f"No result after {seconds:.0f} s: {tails}")
+            return json.loads(result.read_text()), seconds
+
+        yield run
+    finally:
+        stop(processes)
+        for log in logs:
+            log.close()
