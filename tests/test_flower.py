@@ -42,7 +42,7 @@ def fbo_reply(targets, index, vector):
 # ---------------------------------------------------------------------------------------------- export, no Flower
 def test_export_and_engine_need_no_flower(tmp_path):
     code = (BLOCK_FLWR + "import engine.flower, engine.flower.export, engine.flower.audit, engine.cli.export, "
-            "ui.fbo_results; "
+            "ui.fbo.results; "
             "from engine.cli import main; "
             f"sys.exit(main(['export', 'flower', '--tool', 'fbo', '--agents', '4', '--q', '0.5', '--iterations', '3', "
             f"'--out', r'{tmp_path / 'fbo'}']))")
