@@ -53,10 +53,17 @@ def rff_predict(phi, nu, cov, noise_var):
     """Mean and variance of the other agents' RFF surrogates: phi (R, C, M), nu (R, N, M), cov (R, N, M, M)
     (Sigma_n^-1) -> (R, N, C) each; the variance is noise_var phi^T Sigma^-1 phi (Sec. 2)."""
     mean = np.einsum("rcm,rnm->rnc", phi, nu)
-    var = np.empty_like(mean)
-    for n in range(nu.shape[1]):
-        var[:, n] = noise_var * np.einsum("rcm,rmk,rck->rc", phi, cov[:, n], phi)
-    return mean, np.maximum(var, 0.0)
+    return mean, quadratic_forms(phi, cov, noise_var)
+
+
+def quadratic_forms(phi, cov, scale):
+    """scale phi^T Sigma_n^-1 phi for every agent n: phi (R, ..., M), cov (R, N, M, M) -> (R, N, ...)."""
+    R, M = phi.shape[0], phi.shape[-1]
+    flat = phi.reshape(R, -1, M)
+    out = np.empty((R, cov.shape[1], flat.shape[1]))
+    for n in range(cov.shape[1]):
+        out[:, n] = scale * np.sum(np.matmul(flat, cov[:, n]) * flat, axis=-1)     # BLAS, not einsum
+    return np.maximum(out, 0.0).reshape((R, cov.shape[1]) + phi.shape[1:-1])
 
 
 def pair_disagreements(y, samples):

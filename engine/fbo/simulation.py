@@ -65,6 +65,9 @@ from engine.objectives.base import Objective
 from engine.surrogate import sample_features
 
 
+INITIAL_STREAM = 21   # the target agents' initial inputs in the FTS paper's setting
+
+
 class Simulation:
     """A lazily computed federated BO experiment (all ``config.runs`` runs as one batch).
 
@@ -185,7 +188,10 @@ class Simulation:
 
         self.pool = self._agent_pool(sends=cfg.uses_server or self._variant == "concurrent")
         local = cfg.uses_de and cfg.local_exploration and self.P > 1
-        self.pool.initialise(self.assignment if local else None, cfg.n_init, rng)
+        # In the FTS paper's setting the targets' initial inputs come from their own stream, so lines that
+        # differ in M (whose random features are drawn first) still start from the same inputs: paired runs.
+        init_rng = np.random.default_rng([cfg.seed, INITIAL_STREAM]) if self.target_setting is not None else rng
+        self.pool.initialise(self.assignment if local else None, cfg.n_init, init_rng)
         self._t = 0
         self._draw_vectors(0)
         return IterationRecord(algorithm=cfg.algorithm, iteration=0, metric=self.pool.metric,

@@ -37,8 +37,8 @@ import numpy as np
 from engine.cancel import checkpoint
 from engine.fbo.agents import AgentPool
 from engine.fbo.domain import make_domain
-from engine.fbo.meta import (RGPE_SAMPLES, gp_posterior, loo_samples, pair_disagreements, rgpe_acquisition,
-                             rgpe_weights, rff_predict, taf_acquisition, taf_weights)
+from engine.fbo.meta import (RGPE_SAMPLES, gp_posterior, loo_samples, pair_disagreements, quadratic_forms,
+                             rgpe_acquisition, rgpe_weights, rff_predict, taf_acquisition, taf_weights)
 from engine.fbo.schedules import one_minus_pt
 
 OTHERS_STREAM = 20   # second random stream: np.random.default_rng([seed, OTHERS_STREAM])
@@ -193,10 +193,8 @@ class TargetSetting:
         if done < n:
             phi = phi_obs[:, :, done:]                                                 # (R, Nt, k, M)
             new_mean = np.einsum("rtkm,rom->rtok", phi, self.nu)
-            new_var = np.empty_like(new_mean)
-            for o in range(No):
-                new_var[:, :, o] = self.noise_var * np.einsum("rtkm,rmj,rtkj->rtk", phi, self.cov[:, o], phi)
+            new_var = np.moveaxis(quadratic_forms(phi, self.cov, self.noise_var), 1, 2)   # (R, Nt, No, k)
             mean = np.concatenate([mean, new_mean], axis=3)
-            var = np.concatenate([var, np.maximum(new_var, 0.0)], axis=3)
+            var = np.concatenate([var, new_var], axis=3)
             self._at_obs = (mean, var)
         return mean, var
