@@ -13,6 +13,7 @@ from engine.objectives import dataset_label
 from engine.objectives.registry import data_status
 from engine.reproduce import PART_SPECS, PARTS, part_from_results, small_run_configs
 from engine.reproduce.report import RUNS_PER_BLOCK
+from engine.reproduce.fts import stored as stored_fts
 from engine.reproduce.stored import stored_part
 from engine.validation import ConfigError
 from ui.cached import cached_lines_cost, cached_objective
@@ -20,7 +21,7 @@ from ui.charts import show
 from ui.errors import ErrorSlots
 from ui.fbo_figures import convergence_figure, convergence_lines
 from ui.live_run import LiveLine, RunStatus, current_run, run_buttons, run_live, show_failure
-from ui.reproduction_view import show_part
+from ui.reproduction_view import show_fts_paper, show_part
 from ui.routes import REPRODUCTION
 from ui.state import Param, current_values, init_state
 from ui.table_build import build_under_way, missing_data, show_build
@@ -157,3 +158,8 @@ if shown == "stored":
 else:
     show_part(live, part, key="repro_live_result", source=f"Your small run ({live['runs']} runs, seed "
               f"{run.values['seed']})")
+
+st.header("The FTS paper: one target agent and its meta-learning rivals")
+st.write("Federated Thompson sampling as Dai, Low and Jaillet (NeurIPS 2020) ran it: the other agents finished "
+         "their BO tasks before the target starts and send one message each; FTS against TS, RGPE and TAF.")
+show_fts_paper(stored_fts())

@@ -190,7 +190,9 @@ class Simulation:
         local = cfg.uses_de and cfg.local_exploration and self.P > 1
         # In the FTS paper's setting the targets' initial inputs come from their own stream, so lines that
         # differ in M (whose random features are drawn first) still start from the same inputs: paired runs.
-        init_rng = np.random.default_rng([cfg.seed, INITIAL_STREAM]) if self.target_setting is not None else rng
+        # App. D.2.1's general setting (concurrent FTS) draws them the same way, to pair it with the simple one.
+        own_stream = self.target_setting is not None or self._variant == "concurrent"
+        init_rng = np.random.default_rng([cfg.seed, INITIAL_STREAM]) if own_stream else rng
         self.pool.initialise(self.assignment if local else None, cfg.n_init, init_rng)
         self._t = 0
         self._draw_vectors(0)

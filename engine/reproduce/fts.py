@@ -96,7 +96,8 @@ LANDMINE_CLAIMS = [
 ] + [Claim("FTS beats standard TS after 50 iterations (at some M)", "Sec. 5.2, Fig. 2a",
            tuple(f"fts M={m}" for m in MS), "ts", 50)]
 
-GENERAL_SETTINGS = [Setting("ts", "TS", dict(algorithm="ts")),
+# TS with every field a target (targets = 29): the target setting's initial inputs, paired with FTS's.
+GENERAL_SETTINGS = [Setting("ts", "TS", dict(algorithm="ts", targets=29)),
                     Setting("fts", "FTS, messages once (t_n = 50)", dict(algorithm="fts")),
                     Setting("fts general", "FTS, general setting (agents optimise together)",
                             dict(algorithm="fts", fts_variant="concurrent"))]
@@ -270,3 +271,23 @@ def figures_claimed(payload: dict) -> set[str]:
             if "App. D.2.1" in claim["source"]:
                 found.add("appD.2.1")
     return found
+
+
+STORED_FILE = "fts.json"
+
+
+def stored(folder=None) -> dict | None:
+    """The stored reproduction (``data/reproduction/fts.json``, the CLI's output unchanged) and its
+    provenance (the ``"fts"`` entry of ``provenance.json``): ``{"output", "provenance"}``, or None."""
+    import json
+    from pathlib import Path
+
+    from engine.reproduce.stored import PROVENANCE_FILE, STORED_DIR
+
+    folder = Path(folder or STORED_DIR)
+    path = folder / STORED_FILE
+    if not path.is_file():
+        return None
+    provenance_path = folder / PROVENANCE_FILE
+    provenance = json.loads(provenance_path.read_text()).get("fts", {}) if provenance_path.is_file() else {}
+    return {"output": json.loads(path.read_text()), "provenance": provenance}
