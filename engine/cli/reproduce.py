@@ -107,11 +107,11 @@ def cost(args) -> Cost:
     for name in parts:
         part = specs[name]
         runs = args.runs if name == "landmine" or args.paper == "fts" else args.synthetic_runs
-        if args.paper == "fts" and name == "synthetic":
-            runs *= args.functions
+        # The fts synthetic part runs its blocks once per GP function.
+        repeats = args.functions if args.paper == "fts" and name == "synthetic" else 1
         # The run-time part steps single runs of the rivals by hand: priced as FTS runs of its base.
         settings = part.settings or (Setting("fts", "FTS", dict(algorithm="fts")),)
-        for block_seed, size in block_seeds(args.seed, runs):
+        for block_seed, size in block_seeds(args.seed, runs) * repeats:
             for setting in settings:
                 config = setting_config(part.base, setting, block_seed, size)
                 cells.append(fbo_cost(config, resolve_agents(config), objective=nothing))
