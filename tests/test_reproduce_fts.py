@@ -76,3 +76,18 @@ def test_bad_fts_options_are_one_sentence_and_exit_2(capsys, argv, fragment):
     assert main(argv) == 2
     err = capsys.readouterr().err.strip()
     assert err.startswith("error:") and fragment in err and "\n" not in err
+
+
+def test_the_stored_reproduction_covers_every_part_setting_and_claim():
+    stored = fts.stored()
+    assert stored is not None, "data/reproduction/fts.json is missing"
+    output = stored["output"]
+    assert fts.figures_claimed(output) >= FIGURES
+    for name, spec in fts.PART_SPECS.items():
+        part = output["parts"][name]
+        assert {c["claim"] for c in part["claims"]} == {c.text for c in spec.claims}, name
+        assert {s.key for s in spec.settings} <= {s["key"] for s in part["settings"]}, name
+        for claim in part["claims"]:
+            assert claim["holds"] == (claim["verdict"] == "holds")
+    assert stored["provenance"]["runs"] == output["parts"]["landmine"]["runs"]
+    assert stored["provenance"]["command"].startswith("python -m engine reproduce fts")
