@@ -91,3 +91,17 @@ def test_the_stored_reproduction_covers_every_part_setting_and_claim():
             assert claim["holds"] == (claim["verdict"] == "holds")
     assert stored["provenance"]["runs"] == output["parts"]["landmine"]["runs"]
     assert stored["provenance"]["command"].startswith("python -m engine reproduce fts")
+
+
+def test_the_docs_show_the_stored_verdicts_and_numbers():
+    from pathlib import Path
+
+    from engine.reproduce.report import deciding_comparison
+
+    text = (Path(__file__).resolve().parents[1] / "docs" / "paper-comparisons.md").read_text()
+    for part in fts.stored()["output"]["parts"].values():
+        for claim in part["claims"]:
+            n = deciding_comparison(claim["numbers"])
+            row = (f"| {claim['claim']} ({claim['source']}) | {claim['verdict']} | "
+                   f"{n['difference']:+.4f} ± {n['stderr']:.4f} |")
+            assert row in text, row
