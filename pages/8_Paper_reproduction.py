@@ -32,7 +32,9 @@ REPRODUCTION.configure()
 PREFIX = "repro_"
 RUN_KEY = "repro_run_state"
 BUILD_ERROR = "repro_build_error"
+PAPERS = {"dp-fts-de": "DP-FTS-DE (Dai et al. 2021)", "fts": "FTS (Dai, Low and Jaillet 2020)"}
 PARAMS = {
+    "paper": Param("dp-fts-de", str, tuple(PAPERS)),
     "part": Param("landmine", str, PARTS),
     # A small run is one block of runs per setting (the command line's numbers for the same runs and seed).
     "runs": Param(4, int, low=2, high=RUNS_PER_BLOCK),
@@ -42,6 +44,15 @@ TITLES = {"landmine": "Landmine (Fig. 3a, 3d)", "synthetic": "Synthetic (Fig. 2a
 
 ignored = init_state(PARAMS, PREFIX)
 slots = ErrorSlots()
+with st.sidebar:
+    st.radio("paper", tuple(PAPERS), key=PREFIX + "paper", format_func=PAPERS.get,
+             help="FTS: one target agent and its meta-learning rivals RGPE and TAF (stored results only).")
+if current_values(PARAMS, PREFIX)["paper"] == "fts":
+    st.title("Paper reproduction: the FTS paper's claims, judged over runs")
+    st.write("Federated Thompson sampling as Dai, Low and Jaillet (NeurIPS 2020) ran it: the other agents finished "
+             "their BO tasks before the target starts and send one message each; FTS against TS, RGPE and TAF.")
+    show_fts_paper(stored_fts())
+    st.stop()
 with st.sidebar:
     st.header("Experiment")
     st.radio("part of the paper", PARTS, key=PREFIX + "part", format_func=TITLES.get,
@@ -158,8 +169,3 @@ if shown == "stored":
 else:
     show_part(live, part, key="repro_live_result", source=f"Your small run ({live['runs']} runs, seed "
               f"{run.values['seed']})")
-
-st.header("The FTS paper: one target agent and its meta-learning rivals")
-st.write("Federated Thompson sampling as Dai, Low and Jaillet (NeurIPS 2020) ran it: the other agents finished "
-         "their BO tasks before the target starts and send one message each; FTS against TS, RGPE and TAF.")
-show_fts_paper(stored_fts())
