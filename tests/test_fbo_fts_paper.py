@@ -109,3 +109,13 @@ def test_rgpe_and_taf_run_batched_over_runs_and_targets(algorithm):
     list(sim)
     w = sim.target_setting.last_weights
     assert w.shape == (2, 1, 7) and np.all(w >= 0)
+
+
+def test_every_line_says_how_many_numbers_each_agent_sends():
+    from engine.fbo.variants import COMPARISON_DEFAULTS, build_variants
+
+    values = dict(COMPARISON_DEFAULTS, algorithms=["ts", "fts", "rgpe", "taf"], features=30, dissimilarity=0.02)
+    labels = [label for label, _ in build_variants(values)]
+    assert labels == ["TS", "FTS (sends 30)", "RGPE (sends 930)", "TAF (sends 931)"]
+    result = run_fbo(FboConfig(algorithm="taf", **dict(BASE, n_init=2)))
+    assert result.to_json()["message_length"] == 20 + 400 + 1
