@@ -179,10 +179,10 @@ class FboConfig:
     @property
     def message_length(self) -> int:
         """Numbers each other agent sends (FTS paper Sec. 3.2): M (omega_n) for FTS, M + M^2 (nu_n and
-        Sigma_n^-1) for RGPE, M + M^2 + 1 (also the incumbent) for TAF, 0 for TS; P M per round for
-        the DP-FTS-DE family (one vector per sub-region)."""
+        Sigma_n^-1) for RGPE, M + M^2 + 1 (also the incumbent) for TAF, 0 for TS; M per round for the
+        DP-FTS-DE family (each agent sends its omega_n; the server broadcasts one vector per sub-region)."""
         M = self.features
-        return {"ts": 0, "fts": M, "rgpe": M + M * M, "taf": M + M * M + 1}.get(self.algorithm, self.n_subregions * M)
+        return {"ts": 0, "rgpe": M + M * M, "taf": M + M * M + 1}.get(self.algorithm, M)
 
     @property
     def n_subregions(self) -> int:
