@@ -17,6 +17,7 @@ from engine.objectives import dataset_label
 from engine.objectives.registry import data_status
 from engine.reproduce import PART_SPECS, PARTS, part_from_results, small_run_configs
 from engine.reproduce.report import RUNS_PER_BLOCK
+from engine.reproduce.fts import stored as stored_fts
 from engine.reproduce.stored import stored_part
 from engine.validation import ConfigError
 from ui.kit.cached import cached_lines_cost, cached_objective
@@ -24,7 +25,7 @@ from ui.kit.charts import show
 from ui.kit.errors import ErrorSlots
 from ui.fbo.figures import convergence_figure, convergence_lines
 from ui.kit.run_loop import LiveLine, RunStatus, checked, current_run, run_buttons, run_live, show_failure
-from ui.reproduction.view import show_part
+from ui.reproduction.view import show_fts_paper, show_part
 from ui.kit.opening import open_page
 from ui.kit.routes import REPRODUCTION
 from ui.reproduction import controls
@@ -37,6 +38,15 @@ PREFIX = controls.PREFIX
 RUN_KEY = "repro_run_state"
 BUILD_ERROR = "repro_build_error"
 slots = ErrorSlots()
+with st.sidebar:
+    st.radio("paper", tuple(controls.PAPERS), key=PREFIX + "paper", format_func=controls.PAPERS.get,
+             help="FTS: one target agent and its meta-learning rivals RGPE and TAF (stored results only).")
+if controls.current()["paper"] == "fts":
+    st.title("Paper reproduction: the FTS paper's claims, judged over runs")
+    st.write("Federated Thompson sampling as Dai, Low and Jaillet (NeurIPS 2020) ran it: the other agents finished "
+             "their BO tasks before the target starts and send one message each; FTS against TS, RGPE and TAF.")
+    show_fts_paper(stored_fts())
+    st.stop()
 with st.sidebar:
     st.header("Experiment")
     st.radio("part of the paper", PARTS, key=PREFIX + "part", format_func=controls.TITLES.get,

@@ -153,3 +153,18 @@ def test_the_teaching_view_explains_the_early_noise_with_the_engines_numbers():
     at.number_input(key="teach_P").set_value(4).run()
     [text] = [m.value for m in at.markdown if "times noisier" in m.value]
     assert "**DP-FTS-DE's first rounds are 4.0 times noisier than DP-FTS's** (P = 4)" in text
+
+
+def test_the_fts_paper_shows_its_stored_verdicts_and_what_cannot_be_reproduced():
+    from engine.reproduce import fts
+
+    at = page(paper="fts")
+    stored = fts.stored()["output"]
+    assert not at.error
+    assert len(chart_titles(at)) == len(stored["parts"])
+    shown = [list(table.value["the paper claims"]) for table in at.table if "verdict" in table.value.columns]
+    assert shown == [[c["claim"] for c in part["claims"]] for part in stored["parts"].values()]
+    missing = at.table[-1].value
+    assert list(missing["figure"]) == ["Fig. 2b", "Fig. 2c", "Fig. 3b", "Fig. 3c"]
+    assert any(c.value.startswith("Stored with `python -m engine reproduce fts") and "AMD" in c.value
+               for c in at.caption)

@@ -173,6 +173,8 @@ def _one_change(cls, name: str, spec):
         base = {"dataset": "landmine"}
     if cls is FboConfig and name == "calibrate_z":
         base = {"budget": 3.0}
+    if cls is FboConfig and name == "dissimilarity":
+        base = {"algorithm": "fts"}
     for value in _other_values(cls, name, spec):
         try:
             return cls(**base, **{name: value})

@@ -142,8 +142,9 @@ def test_fts_target_draws_each_other_agent_at_most_once():
     cfg = _cfg(algorithm="fts", fts_variant="target", agents=4, iterations=6, pt_schedule="constant", pt_constant=1.0)
     sim = Simulation(cfg)
     list(sim)
-    assert np.all(sim._used == 3)  # noqa: SLF001 - the P_N bookkeeping is internal
-    assert np.all(sim._order != np.arange(4)[None, :, None])  # noqa: SLF001 - never oneself
+    setting = sim.target_setting
+    assert np.all(setting.used == 3)
+    assert np.all(setting.order[:, :, :3] != np.arange(4)[None, :, None])       # never oneself
 
 
 def test_continuous_domain_and_two_dimensional_table_work():

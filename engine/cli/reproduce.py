@@ -15,22 +15,26 @@ from dataclasses import replace
 from engine.cli import host_limits
 from engine.fbo.plan import objective_ready, resolve_agents
 from engine.limits import Cost, check_workers, cores, fbo_cost, objective_cost, sweep_cost
-from engine.reproduce import PART_SPECS, PARTS, reproduce_dp_fts_de
+from engine.reproduce import PART_SPECS, PARTS, fts, reproduce_dp_fts_de
 from engine.reproduce.dp_fts_de import LANDMINE_RUNS, SYNTHETIC_RUNS
-from engine.reproduce.report import block_seeds, deciding_comparison, setting_config
+from engine.reproduce.report import Setting, block_seeds, deciding_comparison, setting_config
 from engine.validation import ConfigError, check_choice, check_int
 
 WHAT = "This reproduction"
-HELP = "Reproduce a paper's experiments (dp-fts-de): curves with standard errors over runs, claims judged."
-PAPERS = ("dp-fts-de",)
+HELP = "Reproduce a paper's experiments (dp-fts-de, fts): curves with standard errors over runs, claims judged."
+PAPERS = ("dp-fts-de", "fts")
 
 
 def add_arguments(parser) -> None:
     parser.add_argument("paper", metavar="{" + ",".join(PAPERS) + "}", help="which paper to reproduce")
-    parser.add_argument("--parts", default=",".join(PARTS),
-                        help=f"comma-separated parts to run (default: {','.join(PARTS)})")
-    parser.add_argument("--runs", type=int, default=LANDMINE_RUNS,
-                        help=f"runs per landmine setting (default {LANDMINE_RUNS}, the paper's)")
+    parser.add_argument("--parts", default=None,
+                        help=f"comma-separated parts to run (default: all; dp-fts-de: {','.join(PARTS)}; "
+                             f"fts: {','.join(fts.PARTS)})")
+    parser.add_argument("--runs", type=int, default=None,
+                        help=f"runs per setting (dp-fts-de landmine: default {LANDMINE_RUNS}; fts: initialisations, "
+                             f"default {fts.RUNS}; both the papers')")
+    parser.add_argument("--functions", type=int, default=fts.FUNCTIONS,
+                        help=f"fts synthetic part: GP functions (default {fts.FUNCTIONS}, the paper's)")
     parser.add_argument("--synthetic-runs", type=int, default=SYNTHETIC_RUNS,
                         help=f"runs per synthetic setting (default {SYNTHETIC_RUNS}, the paper's)")
     parser.add_argument("--seed", type=int, default=0, help="seeds every block of runs (shared by all settings)")
@@ -53,6 +57,8 @@ def _progress(quiet: bool):
 def summary_lines(payload: dict) -> list[str]:
     """A readable table of the checkpoints and the verdicts (what the CLI prints on stderr)."""
     lines = []
+    if payload.get("machine"):
+        lines.append(f"Run times measured on: {payload['machine']}")
     for part in payload["parts"].values():
         checkpoints = part["checkpoints"]
         lines.append(f"\n{part['title']}: {part['metric']}, mean (s.e. over {part['runs']} runs)")
@@ -69,6 +75,8 @@ def summary_lines(payload: dict) -> list[str]:
             if "comparisons" in c["numbers"]:
                 detail = f"best: {n['better']} by {detail}"
             lines.append(f"  [{c['verdict']:>15s}] {c['claim']}: {detail}")
+    for item in payload.get("not_reproducible", []):
+        lines.append(f"  [not reproducible] {item['claim']} ({item['source']}): {item['reason']}")
     return lines
 
 
@@ -76,10 +84,14 @@ def _request(args) -> tuple[tuple[str, ...], int | None]:
     """(parts, workers) of the command line, checked."""
     if args.paper not in PAPERS:
         raise ConfigError(f"Unknown paper {args.paper!r}; choose one of {', '.join(PAPERS)}.", "paper")
-    parts = tuple(p.strip() for p in str(args.parts).split(",") if p.strip())
+    known = fts.PARTS if args.paper == "fts" else PARTS
+    if args.runs is None:
+        args.runs = fts.RUNS if args.paper == "fts" else LANDMINE_RUNS
+    parts = tuple(p.strip() for p in str(args.parts or ",".join(known)).split(",") if p.strip())
     for part in parts:
-        check_choice("reproduction part", part, PARTS)
+        check_choice("reproduction part", part, known)
     check_int("runs", args.runs, 2, 10_000)
+    check_int("functions", args.functions, 1, 100)
     check_int("synthetic runs", args.synthetic_runs, 2, 10_000)
     if args.workers is not None and args.workers < 1:
         raise ConfigError(f"--workers must be at least 1, got {args.workers}.", "workers")
@@ -91,11 +103,16 @@ def cost(args) -> Cost:
     parts, workers = _request(args)
     cells, shared = [], []
     nothing = Cost(0.0, 0.0, "runs")
+    specs = fts.PART_SPECS if args.paper == "fts" else PART_SPECS
     for name in parts:
-        part = PART_SPECS[name]
-        runs = args.runs if name == "landmine" else args.synthetic_runs
-        for block_seed, size in block_seeds(args.seed, runs):
-            for setting in part.settings:
+        part = specs[name]
+        runs = args.runs if name == "landmine" or args.paper == "fts" else args.synthetic_runs
+        # The fts synthetic part runs its blocks once per GP function.
+        repeats = args.functions if args.paper == "fts" and name == "synthetic" else 1
+        # The run-time part steps single runs of the rivals by hand: priced as FTS runs of its base.
+        settings = part.settings or (Setting("fts", "FTS", dict(algorithm="fts")),)
+        for block_seed, size in block_seeds(args.seed, runs) * repeats:
+            for setting in settings:
                 config = setting_config(part.base, setting, block_seed, size)
                 cells.append(fbo_cost(config, resolve_agents(config), objective=nothing))
         shared.append(objective_cost(config.dataset, resolve_agents(config), alpha=config.alpha,
@@ -103,6 +120,8 @@ def cost(args) -> Cost:
     processes = max(1, min(workers or cores(), len(cells)))
     total = sweep_cost(cells, processes, processes=processes > 1, shared=shared)
     knobs = ("runs", "synthetic_runs") if "landmine" in parts else ("synthetic_runs",)
+    if args.paper == "fts":
+        knobs = ("runs", "functions")
     return replace(total, field=knobs[0], knobs=knobs + ("parts",),
                    memory_field="workers" if processes > 1 else knobs[0])
 
@@ -110,6 +129,15 @@ def cost(args) -> Cost:
 def run(args) -> dict:
     parts, workers = _request(args)
     started = time.perf_counter()
+    if args.paper == "fts":
+        results = fts.reproduce(parts, runs=args.runs, functions=args.functions, seed=args.seed, jobs=workers,
+                                progress=_progress(args.quiet))
+        payload = {"paper": "fts", "seed": args.seed, "seconds": round(time.perf_counter() - started, 1),
+                   "machine": fts.machine(), "parts": {name: part.to_json() for name, part in results.items()},
+                   "not_reproducible": fts.NOT_REPRODUCIBLE}
+        if not args.quiet:
+            print("\n".join(summary_lines(payload)), file=sys.stderr, flush=True)
+        return payload
     results = reproduce_dp_fts_de(parts, runs=args.runs, synthetic_runs=args.synthetic_runs, seed=args.seed,
                                   jobs=workers, progress=_progress(args.quiet))
     payload = {"paper": args.paper, "seed": args.seed, "seconds": round(time.perf_counter() - started, 1),

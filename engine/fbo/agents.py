@@ -62,7 +62,7 @@ class AgentPool:
             self.own = OwnGp(K, domain.objective.dim, capacity, SeHyperparameters.constant(K, *own_prior),
                              refit_every=refit_every, sampler=own_sampler, n_features=own_features)
         self.noise_std = float(domain.objective.noise_std)
-        self.reference = np.asarray(domain.objective.reference, dtype=float)
+        self.reference = np.asarray(domain.objective.reference, dtype=float)[domain.agent_ids]
         self.best = np.full((self.n_runs, self.n_agents), -np.inf)
         # Table domains: which candidates each agent has queried (for the authors' repeated-query rule).
         self._visited = None

@@ -16,7 +16,10 @@ from engine.privacy.accountants import Q_MIN, Z_MAX, Z_MIN
 from engine.settings import SEED_MAX, from_dict, setting, validate
 from engine.validation import ConfigError, check_range
 
-ALGORITHMS = ("ts", "fts", "fts-de", "dp-fts", "dp-fts-de")
+ALGORITHMS = ("ts", "fts", "fts-de", "dp-fts", "dp-fts-de", "rgpe", "taf")
+# The FTS paper's setting (Sec. 3.1-3.2): one target agent and N other agents that finished their BO
+# tasks before it starts. RGPE and TAF (Sec. 3.2) exist only there; TS runs there when d_n is set.
+TARGET_ALGORITHMS = ("ts", "fts", "rgpe", "taf")
 # 1 - p_t as a function of t >= 1.
 PT_SCHEDULES = ("sqrt", "linear", "square", "constant")
 PT_SCHEDULE_LABELS = {"sqrt": "1 - p_t = 1/sqrt(t)", "linear": "1 - p_t = 1/t", "square": "1 - p_t = 1/t^2",
@@ -82,7 +85,23 @@ class FboConfig:
                                            "sub-region")
     n_init: int = setting(10, low=1, noun="number of initial points", link=(1, 10_000),
                           label="initial points per agent", help="initial points per agent")
-    fts_variant: str = setting("target", choices=FTS_VARIANTS, noun="FTS variant", label="FTS variant")
+    fts_variant: str = setting("target", choices=FTS_VARIANTS, noun="FTS variant", label="FTS variant",
+                               help="target: one target agent, the others finished before it starts (FTS paper, "
+                                    "Sec. 3.1); concurrent: all agents optimise together (App. D.2.1)")
+    # t_n: BO iterations each other agent completed before sending its message; None: T.
+    other_observations: int | None = setting(None, kind=int, optional=True, low=1, link=(1, 10_000),
+                                             noun="other agents' iterations t_n", label="other agents' t_n",
+                                             help="BO iterations each other agent completed before it sends its "
+                                                  "message (FTS paper t_n; default: T)")
+    # d_n (synthetic only): max_x |f(x) - g_n(x)| between the target's and every other agent's function.
+    dissimilarity: float | None = setting(None, kind=float, optional=True, low=0, link=(0.0, 100.0),
+                                          noun="dissimilarity d_n", label="dissimilarity d_n",
+                                          help="synthetic only: one target agent and N others whose functions "
+                                               "differ from the target's by at most d_n (FTS paper Sec. 5.1)")
+    # How many of the first agents act as targets in the target setting (the paper's landmine figures: 6).
+    targets: int | None = setting(None, kind=int, optional=True, low=1, link=(1, 100_000), noun="number of targets",
+                                  label="target agents",
+                                  help="target setting: the first this many agents act as targets (default: all)")
     # Task heterogeneity (synthetic mixing weight in [0, 1], Dirichlet alpha on real tasks); None: the task's.
     alpha: float | None = setting(None, kind=float, low=0, check=_check_alpha, link=(0.0, 1e6),
                                   noun="heterogeneity alpha", label="heterogeneity α",
@@ -120,6 +139,15 @@ class FboConfig:
         if self.agents is not None and self.uses_de and self.P > self.agents:
             raise ConfigError(f"P must be at most the number of agents ({self.agents}), got {self.P}.", "P")
         check_split(self.dataset, self.split)
+        if self.dissimilarity is not None:
+            if self.dataset != "synthetic":
+                raise ConfigError("The dissimilarity d_n is defined for the synthetic functions only.", "dissimilarity")
+            if self.algorithm not in TARGET_ALGORITHMS or self.fts_variant != "target":
+                raise ConfigError("The dissimilarity d_n needs the target setting (TS, FTS, RGPE or TAF with the "
+                                  "target variant).", "dissimilarity")
+        if self.algorithm in ("rgpe", "taf") and self.fts_variant != "target":
+            raise ConfigError("RGPE and TAF run in the target setting only; choose the target variant.",
+                              "fts_variant")
         if self.calibrate_z and self.budget is None:
             raise ConfigError("Calibrating z needs a privacy budget epsilon*.", "budget")
         if self.is_private and not supports(self.accountant, self.sampling):
@@ -138,6 +166,23 @@ class FboConfig:
     @property
     def uses_de(self) -> bool:
         return self.algorithm in ("fts-de", "dp-fts-de")
+
+    @property
+    def in_target_setting(self) -> bool:
+        """One target agent (or several, batched) and N other agents that finished before it (FTS paper)."""
+        if self.algorithm in ("rgpe", "taf"):
+            return True
+        if self.algorithm == "fts":
+            return self.fts_variant == "target"
+        return self.algorithm == "ts" and (self.dissimilarity is not None or self.targets is not None)
+
+    @property
+    def message_length(self) -> int:
+        """Numbers each other agent sends (FTS paper Sec. 3.2): M (omega_n) for FTS, M + M^2 (nu_n and
+        Sigma_n^-1) for RGPE, M + M^2 + 1 (also the incumbent) for TAF, 0 for TS; M per round for the
+        DP-FTS-DE family (each agent sends its omega_n; the server broadcasts one vector per sub-region)."""
+        M = self.features
+        return {"ts": 0, "rgpe": M + M * M, "taf": M + M * M + 1}.get(self.algorithm, M)
 
     @property
     def n_subregions(self) -> int:

@@ -47,13 +47,17 @@ class Candidates:
 class Domain:
     """Candidates, initial points and queries for R runs x N agents."""
 
-    def __init__(self, objective: Objective, features: RandomFeatures, subregions: Subregions):
+    def __init__(self, objective: Objective, features: RandomFeatures, subregions: Subregions,
+                 agents: np.ndarray | None = None):
         self.objective = objective
         self.features = features
         self.subregions = subregions
         self.n_runs = features.n_sets
-        self.n_agents = objective.n_agents
-        self._agents = np.broadcast_to(np.arange(self.n_agents), (self.n_runs, self.n_agents))
+        # The objective's agents this domain serves (all by default; the FTS paper's setting keeps its
+        # target agents and the other agents in two domains of one objective).
+        self.agent_ids = np.arange(objective.n_agents) if agents is None else np.asarray(agents, dtype=int)
+        self.n_agents = len(self.agent_ids)
+        self._agents = np.broadcast_to(self.agent_ids, (self.n_runs, self.n_agents))
 
     def candidates(self, rng: np.random.Generator) -> Candidates:
         """The candidates to maximise over in this iteration."""
@@ -88,8 +92,8 @@ class Domain:
 class TableDomain(Domain):
     """Points are indices into the objective's candidate table."""
 
-    def __init__(self, objective, features, subregions):
-        super().__init__(objective, features, subregions)
+    def __init__(self, objective, features, subregions, agents=None):
+        super().__init__(objective, features, subregions, agents)
         self.X = np.asarray(objective.candidates, dtype=float)
         self.region = subregions.index(self.X)             # (C,)
         self._candidates = Candidates(self.X, self.region, candidate_set(self.X), features)
@@ -130,8 +134,8 @@ class TableDomain(Domain):
 class ContinuousDomain(Domain):
     """Points are coordinates in [0, 1]^D; candidates are redrawn every iteration."""
 
-    def __init__(self, objective, features, subregions, n_candidates: int = CONTINUOUS_CANDIDATES):
-        super().__init__(objective, features, subregions)
+    def __init__(self, objective, features, subregions, agents=None, n_candidates: int = CONTINUOUS_CANDIDATES):
+        super().__init__(objective, features, subregions, agents)
         self.n_candidates = n_candidates
 
     def candidates(self, rng):
@@ -160,6 +164,7 @@ class ContinuousDomain(Domain):
         return values.reshape(lead)
 
 
-def make_domain(objective: Objective, features: RandomFeatures, subregions: Subregions) -> Domain:
+def make_domain(objective: Objective, features: RandomFeatures, subregions: Subregions,
+                agents: np.ndarray | None = None) -> Domain:
     cls = TableDomain if objective.is_discrete else ContinuousDomain
-    return cls(objective, features, subregions)
+    return cls(objective, features, subregions, agents)

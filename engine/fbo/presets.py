@@ -34,6 +34,19 @@ def reference_name(reference: dict) -> str | None:
             return name
     return None
 
+# FTS paper, Sec. 5.1: one target agent and N = 50 others at distance d_n on a 1-D grid of 1000
+# points, one initial point, P_N uniform, 1 - p_t = 1/sqrt(t) with p_1 = p_2 (engine.fbo.target).
+# The figures' horizon and the M of the lines other than M = 100 are not in the text we have.
+FTS_SYNTHETIC = dict(dataset="synthetic", algorithm="fts", fts_variant="target", agents=50, iterations=50,
+                     features=100, pt_schedule="sqrt", n_init=1, dissimilarity=0.02, own_sampler="authors")
+# FTS paper, Sec. 5.2, and the authors' landmine scripts: targets are the first 6 fields, the other 28
+# fields finished TS tasks of t_n = 50 iterations (run_landmine_federated_bo.py:37-58), 3 initial
+# inputs (:93), 50 iterations (:12), 1 - p_t = 1/t^2 with p_1 = p_2 (:39-40), the shared features'
+# lengthscale 0.01 and noise 1e-6 (generate_agent_info.py:9-11), M_target = 200 own features (:21).
+FTS_LANDMINE = dict(dataset="landmine", algorithm="fts", fts_variant="target", agents=None, iterations=50,
+                    features=100, lengthscale=0.01, noise_var=1e-6, n_init=3, targets=6, other_observations=50,
+                    pt_schedule="square", own_sampler="authors", own_features=200, refit_every=5, split="authors")
+
 PRESETS = {
     "fig2a": dict(label="Paper Fig. 2a: benefit of distributed exploration",
                   base=dict(SYNTHETIC, algorithm="fts-de", P=2),
@@ -50,4 +63,17 @@ PRESETS = {
                   compare=[dict(z=z) for z in (1.0, 1.6, 2.0, 3.0, 4.0)]
                   + [dict(q=q) for q in (0.1, 0.15, 0.2, 0.25)],
                   references=[dict(algorithm="ts"), dict(FTS_REFERENCE), dict(algorithm="fts-de")]),
+    "fts1a": dict(label="FTS paper Fig. 1a: M when the other agents' t_n is small (d_n = 0.02, t_n = 40)",
+                  base=dict(FTS_SYNTHETIC, other_observations=40),
+                  compare=[dict(algorithm="ts")] + [dict(features=m) for m in (10, 50, 100)]),
+    "fts1b": dict(label="FTS paper Fig. 1b: M when the other agents' t_n is large (d_n = 0.02, t_n = 100)",
+                  base=dict(FTS_SYNTHETIC, other_observations=100),
+                  compare=[dict(algorithm="ts")] + [dict(features=m) for m in (10, 50, 100)]),
+    "fts1c": dict(label="FTS paper Fig. 1c: heterogeneous other agents (d_n = 1.2)",
+                  base=dict(FTS_SYNTHETIC, dissimilarity=1.2, other_observations=100),
+                  compare=[dict(algorithm="ts"), dict(algorithm="fts")]),
+    "fts2a": dict(label="FTS paper Fig. 2a: landmine, best AUC after 50 iterations against message length",
+                  base=dict(FTS_LANDMINE),
+                  compare=[dict(algorithm="ts")] + [dict(algorithm=a, features=m) for a in ("fts", "rgpe", "taf")
+                                                    for m in (50, 100, 150, 200)]),
 }

@@ -117,6 +117,7 @@ class FboResult:
         return {
             "algorithm": self.config.algorithm,
             "config": config,
+            "message_length": self.config.message_length,
             "metric": self.metric_label,
             "curve": self.curve.tolist(),
             "curve_stderr": [v if np.isfinite(v) else None for v in self.curve_stderr.tolist()],

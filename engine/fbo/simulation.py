@@ -10,13 +10,15 @@ Algorithms (``config.algorithm``):
 ``ts``
     Every agent alone: Thompson sampling from its own GP posterior.
 ``fts``
-    Original FTS (FTS paper, Algorithm 1). ``target`` variant: every agent first
-    completes T iterations of TS on its own and sends one sampled omega; then each
-    agent acts as the target of a fresh task and, with probability 1 - p_t, uses the
-    omega of an agent drawn uniformly from P_N, which is then removed from P_N
-    (all agents are targets at once, each with its own P_N). ``concurrent``
-    variant: all agents run together and borrow the current omega of a uniformly
-    drawn other agent.
+    Original FTS (FTS paper, Algorithm 1). ``target`` variant, the paper's setting
+    (:mod:`engine.fbo.target`): the other agents first complete t_n iterations of TS
+    and send one sampled omega each; the target agents then use, with probability
+    1 - p_t (p_1 = p_2), the omega of an agent drawn from P_N, which is removed from
+    P_N. ``concurrent`` variant (App. D.2.1's general setting): all agents run
+    together and borrow the current omega of a uniformly drawn other agent.
+``rgpe``, ``taf``
+    The meta-learning rivals adapted through the RFF approximation (Sec. 3.2,
+    :mod:`engine.fbo.meta`), in the target setting.
 ``fts-de``, ``dp-fts``, ``dp-fts-de``
     DP-FTS-DE (Algorithms 1 and 2): every iteration the server aggregates the
     agents' omegas per sub-region (:mod:`engine.fbo.server`) and broadcasts them;
@@ -55,10 +57,15 @@ from engine.fbo.records import FboResult, IterationRecord
 from engine.fbo.schedules import one_minus_pt
 from engine.fbo.server import aggregate_batch
 from engine.fbo.subregions import Subregions
+from engine.fbo.target import TargetSetting
 from engine.fbo.weights import subregion_weights
 from engine.objectives import build_objective
+from engine.objectives import fts_synthetic
 from engine.objectives.base import Objective
 from engine.surrogate import sample_features
+
+
+INITIAL_STREAM = 21   # the target agents' initial inputs in the FTS paper's setting
 
 
 class Simulation:
@@ -84,6 +91,9 @@ class Simulation:
         Sub-regions used (1 unless the algorithm uses DE) and the shared features' settings.
     refit_every
         Re-fit period of the agents' own GPs (0: the task's fixed hyperparameters).
+    target_setting : engine.fbo.target.TargetSetting or None
+        The FTS paper's setting (other agents' messages, P_N), for TS with d_n or targets, FTS
+        (target variant), RGPE and TAF; None otherwise.
     domain, subregions, assignment, pool
         Exist once the first record is computed: the candidate set and its
         features (``domain.X``, ``domain.phi`` (R, C, M) for tables), the
@@ -93,6 +103,8 @@ class Simulation:
     def __init__(self, config: FboConfig, objective: Objective | None = None):
         start = time.perf_counter()
         self.config = config
+        if objective is None and config.dissimilarity is not None:
+            objective = fts_synthetic.build(config.agents, config.dissimilarity, config.objective_seed)
         if objective is None:
             objective = build_objective(config.dataset, n_agents=config.agents, alpha=config.alpha,
                                         seed=config.objective_seed, domain=config.domain,
@@ -159,40 +171,38 @@ class Simulation:
     # ------------------------------------------------------------------ the algorithm
     def _initialise(self) -> IterationRecord:
         cfg, rng, N = self.config, self._rng, self.n_agents
-        R, T = cfg.runs, cfg.iterations
+        R = cfg.runs
         features = sample_features(R, self.objective.dim, cfg.features, self.lengthscale, rng)
         self.subregions = Subregions(self.P, self.objective.dim)
         self.assignment = self.subregions.assign(N)
         self.domain = make_domain(self.objective, features, self.subregions)
         self._variant = cfg.fts_variant if cfg.algorithm == "fts" else None
-
-        if self._variant == "target":
-            # Every other agent first completes T iterations of its own TS, then sends one omega.
-            others = self._agent_pool(sends=True)
-            others.initialise(None, cfg.n_init, rng)
-            for _ in range(T):
-                checkpoint()
-                candidates = self.domain.candidates(rng)
-                index = others.avoid_repeats(others.own_choice(candidates, rng), rng)
-                others.query(self.domain.to_choice(candidates, index), rng)
-            self._messages = others.sample_shared(rng, 1)[:, :, 0]                   # (R, N, M)
-            # P_N uniform over the other agents, drawn without replacement: a random order per target.
-            keys = rng.random((R, N, N))
-            keys[:, np.arange(N), np.arange(N)] = np.inf
-            self._order = np.argsort(keys, axis=2)[:, :, :N - 1]                    # (R, N, N - 1)
-            self._used = np.zeros((R, N), dtype=int)
+        self.target_setting = None
+        if cfg.in_target_setting:
+            # The FTS paper's setting: the other agents finish first and send their messages
+            # (engine.fbo.target); the pool below holds the target agents only.
+            self.target_setting = TargetSetting(cfg, self.objective, features, self.subregions,
+                                         lambda domain, capacity, sends: self._agent_pool(sends, domain, capacity))
+            self.domain = self.target_setting.target_domain
+            self.assignment = self.subregions.assign(self.domain.n_agents)
 
         self.pool = self._agent_pool(sends=cfg.uses_server or self._variant == "concurrent")
         local = cfg.uses_de and cfg.local_exploration and self.P > 1
-        self.pool.initialise(self.assignment if local else None, cfg.n_init, rng)
+        # In the FTS paper's setting the targets' initial inputs come from their own stream, so lines that
+        # differ in M (whose random features are drawn first) still start from the same inputs: paired runs.
+        # App. D.2.1's general setting (concurrent FTS) draws them the same way, to pair it with the simple one.
+        own_stream = self.target_setting is not None or self._variant == "concurrent"
+        init_rng = np.random.default_rng([cfg.seed, INITIAL_STREAM]) if own_stream else rng
+        self.pool.initialise(self.assignment if local else None, cfg.n_init, init_rng)
         self._t = 0
         self._draw_vectors(0)
         return IterationRecord(algorithm=cfg.algorithm, iteration=0, metric=self.pool.metric,
                                epsilon=0.0 if cfg.is_private else None)
 
-    def _agent_pool(self, sends: bool) -> AgentPool:
+    def _agent_pool(self, sends: bool, domain=None, capacity: int | None = None) -> AgentPool:
         cfg = self.config
-        return AgentPool(self.domain, cfg.n_init + cfg.iterations, shared_noise_var=self.noise_var, sends=sends,
+        capacity = cfg.n_init + cfg.iterations if capacity is None else capacity
+        return AgentPool(domain or self.domain, capacity, shared_noise_var=self.noise_var, sends=sends,
                          own_sampler=cfg.own_sampler, own_features=cfg.own_features,
                          own_prior=tuple(self.objective.own_gp_prior), refit_every=self.refit_every)
 
@@ -210,7 +220,7 @@ class Simulation:
 
     def _iterate(self, t: int) -> IterationRecord:
         cfg, rng = self.config, self._rng
-        R, N = cfg.runs, self.n_agents
+        R, N = cfg.runs, self.pool.n_agents
         p_other = one_minus_pt(cfg.pt_schedule, t, constant=cfg.pt_constant)
         use_other = np.zeros((R, N), dtype=bool)
         borrowed = step = weights = None
@@ -222,17 +232,16 @@ class Simulation:
                                    private=cfg.is_private, sampling=cfg.sampling)
             use_other = rng.random((R, N)) < p_other
         elif self._variant == "concurrent":
-            use_other = rng.random((R, N)) < p_other
+            # App. D.2.1's general setting: every agent is a target and borrows the current omega of a
+            # uniformly drawn other agent; p_1 = p_2 as in Sec. 5.
+            use_other = rng.random((R, N)) < one_minus_pt(cfg.pt_schedule, max(t, 2), constant=cfg.pt_constant)
             partner = (np.arange(N) + rng.integers(1, N, size=(R, N))) % N          # uniform over the others
             borrowed = np.take_along_axis(self._sent, partner[:, :, None], axis=1)
-        elif self._variant == "target":
-            use_other = (rng.random((R, N)) < p_other) & (self._used < N - 1)       # P_N not yet empty
-            partner = np.take_along_axis(self._order, np.minimum(self._used, N - 2)[:, :, None], axis=2)[:, :, 0]
-            borrowed = np.take_along_axis(self._messages, partner[:, :, None], axis=1)
-            self._used += use_other
-
         candidates = self.domain.candidates(rng)
-        index = self.pool.own_choice(candidates, rng, ~use_other)                    # (R, N)
+        if self.target_setting is not None:
+            index = self.target_setting.choose(t, self.pool, candidates, rng)
+        else:
+            index = self.pool.own_choice(candidates, rng, ~use_other)                # (R, N)
         if borrowed is not None:
             index = np.where(use_other, AgentPool.acquire(candidates.phi, borrowed), index)
         if step is not None:

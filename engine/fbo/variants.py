@@ -19,7 +19,8 @@ from engine.fbo.config import ALGORITHMS, FboConfig
 from engine.fbo.presets import PRESETS
 from engine.validation import ConfigError, parse_values
 
-ALGORITHM_SHORT = {"ts": "TS", "fts": "FTS", "fts-de": "FTS-DE", "dp-fts": "DP-FTS", "dp-fts-de": "DP-FTS-DE"}
+ALGORITHM_SHORT = {"ts": "TS", "fts": "FTS", "fts-de": "FTS-DE", "dp-fts": "DP-FTS", "dp-fts-de": "DP-FTS-DE",
+                   "rgpe": "RGPE", "taf": "TAF"}
 VARY_OPTIONS = ("none", "q", "z", "S", "P", "features")
 VARY_KIND = {"q": float, "z": float, "S": float, "P": int, "features": int}
 # Which algorithms a varied parameter changes (the others are run once).
@@ -41,7 +42,8 @@ COMPARISON_DEFAULTS: dict[str, Any] = {
     "sampling": "poisson", "accountant": "ma", "delta": None, "budget_mode": "none", "budget": 8.0,
     "pt_schedule": "sqrt", "pt_constant": 0.5, "weights": "adaptive", "weight_a": 15.0, "weight_schedule": "synthetic",
     "local_exploration": True, "n_init": 10, "fts_variant": "target", "alpha": None, "objective_seed": 0,
-    "domain": "table", "lengthscale": None, "noise_var": None,
+    "domain": "table", "lengthscale": None, "noise_var": None, "other_observations": None, "dissimilarity": None,
+    "targets": None,
 }
 CONFIG_FIELDS = tuple(name for name in COMPARISON_DEFAULTS
                       if name in FboConfig.__dataclass_fields__ and name not in ("budget",))
@@ -83,10 +85,18 @@ def build_variants(values: Mapping[str, Any]) -> list[tuple[str, FboConfig]]:
                     variant = config.replace(**{vary: value})
                 except ConfigError as err:
                     raise ConfigError(f"Compared value {vary} = {value:g}: {err}", "values") from None
-                variants.append((f"{ALGORITHM_SHORT[algorithm]} ({vary} = {value:g})", variant))
+                variants.append((f"{line_label(variant)} ({vary} = {value:g})", variant))
         else:
-            variants.append((ALGORITHM_SHORT[algorithm], config))
+            variants.append((line_label(config), config))
     return variants
+
+
+def line_label(config: FboConfig) -> str:
+    """A line's name; in the FTS paper's setting also how many numbers each other agent sends (Sec. 3.2)."""
+    short = ALGORITHM_SHORT[config.algorithm]
+    if config.in_target_setting and config.message_length:
+        return f"{short} (sends {config.message_length})"
+    return short
 
 
 def preset_values(name: str) -> dict:

@@ -83,7 +83,8 @@ def fbo_cost(config, n_agents: int, candidates: int | None = None, *, objective:
     facts = dataset_costs(config.dataset)
     C = CONTINUOUS_CANDIDATES if config.domain == "continuous" else int(candidates or facts.candidates)
     K = R * N
-    copies = 2 if config.algorithm == "fts" and config.fts_variant == "target" else 1  # others run T first
+    # In the FTS paper's setting the other agents run their TS tasks first (engine.fbo.target).
+    copies = 2 if config.in_target_setting and config.algorithm != "ts" else 1
     seconds = copies * (K * n_init * M * M * FBO_INIT_S + T * K * (C * M * FBO_SCORE_S + M * M * FBO_POSTERIOR_S))
     if config.domain == "continuous":
         # every query trains the task's model (or interpolates the synthetic table)
@@ -96,6 +97,14 @@ def fbo_cost(config, n_agents: int, candidates: int | None = None, *, objective:
     chunks = 6 * CHUNK_ELEMENTS if K * M * M > CHUNK_ELEMENTS else 0
     memory = 1.2 * (copies * K * per_model + records + features + chunks) * 8 / 1e6 + FBO_BASE_MB
     transient = 1.2 * chunks * 8 / 1e6 + FBO_BASE_MB
+    if config.algorithm in ("rgpe", "taf"):
+        # The others' surrogates at every candidate (R N C M^2, once per run on a table) and, for RGPE, the
+        # ranking losses of S = 100 samples on the target's observations every iteration (engine.fbo.meta).
+        seconds += R * N * C * M * M * 2e-10
+        if config.algorithm == "rgpe":
+            targets = 1 if config.dissimilarity is not None else min(config.targets or N, N)
+            seconds += T * R * targets * N * (n_init + T) ** 2 * 100 * 2e-9
+        memory += (R * N * (2 * C + M * M)) * 8 / 1e6
     own_seconds, own_mb, own_transient = own_gp_cost(config, K, C)
     seconds += copies * own_seconds
     memory += copies * own_mb

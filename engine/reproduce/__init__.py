@@ -3,7 +3,8 @@
 ``reproduce_dp_fts_de(parts, runs=..., ...)`` runs the DP-FTS-DE paper's landmine and
 synthetic protocols and returns ``{part: PartResult}``; ``PartResult.to_json()`` holds every
 setting's curve with standard errors over runs and the list of claim verdicts
-``{"claim", "source", "holds", "verdict", "numbers"}``.
+``{"claim", "source", "holds", "verdict", "numbers"}``. ``reproduce_fts`` does the same for the FTS
+paper (:mod:`engine.reproduce.fts`).
 """
 
 from engine.reproduce.dp_fts_de import (
@@ -15,6 +16,8 @@ from engine.reproduce.dp_fts_de import (
     SYNTHETIC_SETTINGS,
 )
 from engine.reproduce.dp_fts_de import reproduce as reproduce_dp_fts_de
+from engine.reproduce import fts
+from engine.reproduce.fts import reproduce as reproduce_fts
 from engine.reproduce.report import (
     Claim,
     Part,
@@ -30,4 +33,4 @@ from engine.reproduce.report import (
 
 __all__ = ["Claim", "LANDMINE_CLAIMS", "LANDMINE_SETTINGS", "PARTS", "PART_SPECS", "Part", "PartResult",
            "SYNTHETIC_CLAIMS", "SYNTHETIC_SETTINGS", "Setting", "SettingResult", "Verdict", "compare", "judge",
-           "part_from_results", "reproduce_dp_fts_de", "small_run_configs"]
+           "fts", "part_from_results", "reproduce_dp_fts_de", "reproduce_fts", "small_run_configs"]

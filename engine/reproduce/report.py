@@ -12,6 +12,9 @@ verdict is the mean paired difference over runs and its standard error:
 - ``reversed``: it goes the other way by more than that,
 - ``not significant``: anything in between.
 
+A claim that two settings perform alike (``similar``) holds when the difference
+is within the threshold and ``differs`` otherwise.
+
 Everything is plain data (``to_json``), so the CLI prints it and a page can draw it.
 """
 
@@ -96,6 +99,9 @@ class Claim:
     worse: str
     at: object = "curve"
     family: str = ""
+    # A claim that two settings perform alike (e.g. "M barely matters"): it holds when the paired
+    # difference is within Z_THRESHOLD standard errors, and its verdict is "differs" otherwise.
+    similar: bool = False
 
     @property
     def any_of(self) -> bool:
@@ -192,6 +198,10 @@ def judge(claims: Sequence[Claim], results: dict[str, SettingResult]) -> list[Ve
             verdict = "holds" if holds else ("reversed" if all(v == "reversed" for v in verdicts)
                                              else "not significant")
             numbers = {"comparisons": comparisons}
+        elif claim.similar:
+            holds = verdicts[0] == "not significant"
+            verdict = "holds" if holds else "differs"
+            numbers = comparisons[0]
         else:
             holds = verdicts[0] == "holds"
             verdict = verdicts[0]

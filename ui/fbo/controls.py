@@ -52,7 +52,7 @@ from ui.kit.state import (
 
 PREFIX = "fbo_"
 RUN_KEY = "fbo_run_state"          # the page's LiveRun
-PAGE_PRESETS = ("fig2a", "fig2c", "fig2d")
+PAGE_PRESETS = ("fig2a", "fig2c", "fig2d", "fts1a", "fts1b", "fts1c", "fts2a")
 
 # Every control: the engine's default comparison; a configuration field is typed and bounded for the URL by its
 # declaration in FboConfig, the comparison's own controls here.
@@ -240,7 +240,16 @@ def sidebar(slots: ErrorSlots) -> None:
                     help="Off: initial points come from the whole domain (ablation of paper Fig. 5).")
         st.selectbox("FTS variant", FTS_VARIANTS, key=_key("fts_variant"),
                      format_func={"target": "one target (FTS paper)", "concurrent": "all agents at once"}.get,
-                     help="Only for the original FTS.")
+                     help="Only for the original FTS (RGPE and TAF always use one target).")
+        for name, label, helptext in (
+                ("other_observations", "other agents' t_n", "BO iterations the other agents finished before the "
+                                                            "target starts (FTS paper). Empty: T."),
+                ("dissimilarity", "dissimilarity d_n", "Synthetic, target setting: one target and N others "
+                                                       "whose functions differ by at most d_n. Empty: off."),
+                ("targets", "target agents", "Target setting: the first this many agents are targets. Empty: all.")):
+            st.number_input(label, key=_key(name), placeholder="off" if name == "dissimilarity" else "default",
+                            help=helptext)
+            slots.under(name)
         st.number_input("heterogeneity α", key=_key("alpha"), step=0.1, placeholder="task default",
                         help="Synthetic: how different the agents' functions are (0 = the paper's homogeneous "
                              "setting). Real tasks: Dirichlet split. Empty: the task's default.")

@@ -24,7 +24,7 @@ from ui.kit.routes import REPRODUCTION, page_link
 from ui.kit.tables import MISSING
 
 # Verdict cells are coloured (not marked with emoji: a browser without an emoji font draws boxes).
-VERDICT_COLOURS = {"holds": "#d8f0dc", "not significant": "#eeeeee", "reversed": "#f8d7d5"}
+VERDICT_COLOURS = {"holds": "#d8f0dc", "not significant": "#eeeeee", "reversed": "#f8d7d5", "differs": "#f8d7d5"}
 # Below this many runs a standard error rests on too few numbers for the 2-standard-error rule to be read as a
 # test (with 2 runs it is one number's spread): the page says so above the verdicts.
 FEW_RUNS = 20
@@ -122,3 +122,30 @@ def preset_note(figure: str, where=None) -> None:
     with box:
         page_link(REPRODUCTION, "See the curves and every verdict on the Paper reproduction page",
                   icon=":material/arrow_forward:", query_params={"part": verdicts.part})
+
+
+def show_fts_paper(stored: dict | None) -> None:
+    """The stored reproduction of the FTS paper: per part its curves (when they are curves), verdicts and
+    checkpoints, and the figures that cannot be reproduced here."""
+    if stored is None:
+        st.info("No stored FTS reproduction is installed here (data/reproduction/fts.json); "
+                "`python -m engine reproduce fts` makes one.", icon=":material/info:")
+        return
+    output, provenance = stored["output"], stored["provenance"]
+    st.caption(f"Stored with `{provenance.get('command', 'python -m engine reproduce fts')}`"
+               + (f" on {provenance['date']}" if provenance.get("date") else "")
+               + (f" ({provenance['note']})" if provenance.get("note") else "")
+               + f". Run times measured on {output.get('machine', 'this machine')}.")
+    for name, payload in output["parts"].items():
+        with st.expander(payload["title"], expanded=name == "synthetic"):
+            keys = [s["key"] for s in payload["settings"] if not s["key"].startswith(("time", "growth"))
+                    and not s["key"].endswith("fts time")]
+            show(curves_figure(payload, keys), key=f"fts_{name}_curves",
+                 about=f"Each line: mean {payload['metric']} over targets and {payload['runs']} runs, ± one s.e.")
+            st.table(_coloured(verdict_table(payload)), hide_index=True)
+            st.dataframe(checkpoint_table(payload), hide_index=True)
+    rows = [{"figure": figure_name(item["figure"]), "the paper claims": item["claim"], "why not here": item["reason"]}
+            for item in output.get("not_reproducible", [])]
+    if rows:
+        st.markdown("**Not reproducible here**")
+        st.table(pd.DataFrame(rows), hide_index=True)
