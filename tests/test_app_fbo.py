@@ -68,7 +68,7 @@ def test_short_run_produces_charts_and_downloads():
     assert any(t.startswith("Convergence") for t in titles)
     assert any(t.startswith("Privacy loss") for t in titles)
     labels = [button.label for button in at.get("download_button")]
-    assert labels == ["Results (CSV)", "Configuration (JSON)", "Curves and ε (JSON)"]
+    assert labels == ["Results (CSV)", "Configuration (JSON)", "Curves and ε (JSON)", "Export as a Flower app"]
     table = pd.read_csv(io.BytesIO(state.cache["csv"]))
     # One row per line x run x agent x iteration.
     assert len(table) == 2 * 2 * 10 * 5
