@@ -8,7 +8,7 @@ label that shows them says so.
 - ``cifar-like``: the same images with heavy noise and a random occluding block, so that even the best
   candidate stays near 50-60 % iid and lower under strong label skew (Cifar-10's regime in the paper).
 - ``adult-like``: 50,000 census-like rows with 6 continuous and 8 categorical attributes (14 in all, as
-  Adult), the categories one-hot encoded (80 columns), and a binary label with Adult's 24 % positive rate
+  Adult), the categories one-hot encoded (74 columns), and a binary label with Adult's 24 % positive rate
   drawn from a logistic model with interactions.
 
 The paper trains small CNNs and an MLP for 5 rounds of 5 local epochs (Cifar-10: 10). On this machine's
