@@ -10,6 +10,8 @@ import streamlit as st
 
 from engine.cli.hype import command_line as hype_command_line
 from engine.hype import HypeConfig, iter_hype
+from engine.hype.presets import preset_figure
+from engine.reproduce.stored_papers import preset_in_view
 from engine.hype.sweeps import CURVE_REPETITIONS, FIG2A_EPSILONS, FIG2A_KS, FIG2A_SIGMA_LOSSES, curve_axis
 from engine.hype.utility import mean_interval
 from engine.hype.voting import sensitivity
@@ -30,6 +32,7 @@ from ui.hype_figures import (
     winners_figure,
 )
 from ui.live_run import LiveLine, RunStatus, compute, current_run, run_buttons, run_live, show_failure
+from ui.reproduction_view import paper_note
 from ui.routes import HYPE
 
 SCRIPT_START = time.perf_counter()
@@ -50,6 +53,8 @@ st.write(
     "whatever the number of candidates. Press **Run** and watch the votes and the winners accumulate.")
 if ignored:
     st.warning(f"Ignored link parameter(s) that did not parse: {', '.join(ignored)}.")
+preset = preset_in_view(values, {name: preset_values for name, (_, preset_values) in controls.PRESETS.items()})
+paper_note("dp-hype", preset_figure(preset) if preset else None)   # a reproduced figure: its stored verdicts
 
 config = None
 try:

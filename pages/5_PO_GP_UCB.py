@@ -15,6 +15,7 @@ from engine.pogpucb import iter_pogpucb
 from engine.pogpucb.config import HYPER_MODE_LABELS
 from engine.pogpucb.preview import release_preview
 from engine.pogpucb.variants import label, paper_value
+from engine.reproduce.stored_papers import preset_in_view
 from engine.validation import ConfigError
 from ui import pogpucb_controls as controls
 from ui.cached import cached_task
@@ -24,6 +25,7 @@ from ui.errors import ErrorSlots
 from ui.fbo_figures import Line
 from ui.live_run import LiveLine, RunStatus, current_run, run_buttons, run_live, show_failure
 from ui.pogpucb_figures import distortion_figure, omega_figure, regret_figure, release_figure
+from ui.reproduction_view import paper_note
 from ui.routes import POGPUCB
 
 SCRIPT_START = time.perf_counter()
@@ -45,6 +47,8 @@ slots = ErrorSlots()
 with st.sidebar:
     eps_caption, delta_caption = controls.sidebar(slots)
 values = controls.current()
+preset = preset_in_view(values, {name: spec[2] for name, spec in controls.PAPER_PRESETS.items()})
+paper_note("po-gp-ucb", controls.PAPER_PRESETS[preset][1] if preset else None)   # its stored verdicts
 
 
 def fmt_eps(eps: float) -> str:

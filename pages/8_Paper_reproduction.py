@@ -14,13 +14,15 @@ from engine.objectives.registry import data_status
 from engine.reproduce import PART_SPECS, PARTS, part_from_results, small_run_configs
 from engine.reproduce.report import RUNS_PER_BLOCK
 from engine.reproduce.stored import stored_part
+from engine.reproduce.stored_papers import stored_payloads
+from engine.reproduce.stored_papers import summary as reproduction_summary
 from engine.validation import ConfigError
 from ui.cached import cached_lines_cost, cached_objective
 from ui.charts import show
 from ui.errors import ErrorSlots
 from ui.fbo_figures import convergence_figure, convergence_lines
 from ui.live_run import LiveLine, RunStatus, current_run, run_buttons, run_live, show_failure
-from ui.reproduction_view import show_part
+from ui.reproduction_view import show_claims, show_part, show_summary
 from ui.routes import REPRODUCTION
 from ui.state import Param, current_values, init_state
 from ui.table_build import build_under_way, missing_data, show_build
@@ -65,6 +67,11 @@ st.write("The DP-FTS-DE paper's experiments run with this engine as the authors 
          "standard errors over runs, beside what the paper says, and where a claim does not hold, the numbers.")
 if ignored:
     st.warning(f"Ignored link parameter(s) that did not fit: {', '.join(ignored)}.")
+st.subheader("Every paper at a glance")
+st.caption("The stored reproductions (data/reproduction/): per paper and figure, how many of its claims hold, are "
+           "not significant or are reversed over the runs. DP-FTS-DE's parts follow; the other papers' claims are "
+           "listed further down.")
+show_summary(reproduction_summary())
 
 # ---------------------------------------------------------------- a small live run, priced first
 configs, cost, config_error = [], None, None
@@ -136,6 +143,10 @@ elif run is not None and run.status is RunStatus.DONE and run.values.get("part")
 elif run is not None and run.status is RunStatus.STOPPED:
     st.info("The small run was stopped before every setting finished; the stored results are shown.",
             icon=":material/pause_circle:")
+
+for paper, payload in stored_payloads().items():
+    if paper != "dp-fts-de":
+        show_claims(paper, payload)
 
 sources = (["stored"] if stored else []) + (["live"] if live else [])
 if not sources:
