@@ -116,3 +116,25 @@ def test_loan_and_property_standins_reach_both_branches(dataset, delta, keeps, l
 def test_every_paper_is_registered_once():
     assert {"dp-fts-de", "dp-hype", "po-gp-ucb"} <= set(PAPERS)
     assert all(value.startswith("engine.reproduce.") for value in PAPERS.values())
+
+
+def test_reproduce_all_runs_every_registered_paper_and_sums_up_their_claims(capsys, monkeypatch):
+    import engine.cli.reproduce as cli
+
+    ran = []
+
+    def fake_paper(paper, parts, runs=None, seed=0, progress=None, **options):
+        ran.append((paper, runs))
+        claim = {"claim": "x", "source": "Sec. 1, Fig. 1", "figure": "Fig. 1", "holds": True, "verdict": "holds",
+                 "numbers": {"difference": 1.0, "stderr": 0.1}}
+        return {"paper": paper, "parts": {"p": {"title": "t", "runs": runs, "claims": [claim]}}}
+
+    monkeypatch.setattr(cli, "run_paper", fake_paper)
+    monkeypatch.setattr(cli, "_dp_fts_de", lambda args, parts, workers: {"paper": "dp-fts-de", "parts": {}})
+    monkeypatch.setattr(cli, "cost", lambda args: None)
+    assert main(["reproduce", "all", "--runs", "3", "--quiet"]) == 0
+    payload = json.loads(capsys.readouterr().out)
+    assert set(payload["papers"]) == set(PAPERS)
+    # --runs is a scale: at most each paper's own count.
+    assert sorted(ran) == sorted((p, 3) for p in PAPERS if p != "dp-fts-de")
+    assert [r["paper"] for r in payload["summary"]] == [p for p in PAPERS if p != "dp-fts-de"]
