@@ -154,12 +154,15 @@ def show_summary(rows: list[dict]) -> None:
 
 def show_claims(paper: str, payload: dict) -> None:
     """Every stored claim of ``paper``, one table per figure under an anchor the summary links to."""
+    from engine.reproduce.conclusions import conclusion
     from engine.reproduce.papers import summary_rows
     from engine.reproduce.stored_papers import anchor, claims_of
 
     for row in summary_rows({paper: payload}):
         st.subheader(f"{PAPER_TITLES.get(paper, paper)}, {row['figure']}", anchor=anchor(paper, row["figure"]))
         claims = claims_of(paper, row["figure"]) if paper != "dp-fts-de" else []
+        if conclusion(paper, row["figure"]) and (row["not significant"] or row["reversed"]):
+            st.caption("Investigated: " + conclusion(paper, row["figure"]))
         if not claims:
             st.caption("See the part's curves and verdicts above.")
             continue
