@@ -144,14 +144,20 @@ elif run is not None and run.status is RunStatus.STOPPED:
     st.info("The small run was stopped before every setting finished; the stored results are shown.",
             icon=":material/pause_circle:")
 
-for paper, payload in stored_payloads().items():
-    if paper != "dp-fts-de":
-        show_claims(paper, payload)
+
+
+def other_papers() -> None:
+    """Every other paper's stored claims, one table per figure (the summary at the top links to them)."""
+    for paper, payload in stored_payloads().items():
+        if paper != "dp-fts-de":
+            show_claims(paper, payload)
+
 
 sources = (["stored"] if stored else []) + (["live"] if live else [])
 if not sources:
     st.info("No stored reproduction is installed here (data/reproduction/); press Run for a small one.",
             icon=":material/info:")
+    other_papers()
     st.stop()
 labels = {"stored": f"stored: {stored.runs} runs per setting" if stored else "",
           "live": f"your run: {live['runs']} runs per setting" if live else ""}
@@ -168,3 +174,4 @@ if shown == "stored":
 else:
     show_part(live, part, key="repro_live_result", source=f"Your small run ({live['runs']} runs, seed "
               f"{run.values['seed']})")
+other_papers()
