@@ -15,6 +15,8 @@ import streamlit as st
 from engine.cli.hype import command_line as hype_command_line
 from engine.flower.export import app_zip
 from engine.hype import HypeConfig, iter_hype
+from engine.hype.presets import preset_figure
+from engine.reproduce.stored_papers import preset_in_view
 from engine.hype.sweeps import CURVE_REPETITIONS, FIG2A_EPSILONS, FIG2A_KS, FIG2A_SIGMA_LOSSES, curve_axis
 from engine.hype.utility import mean_interval
 from engine.hype.voting import sensitivity
@@ -38,6 +40,7 @@ from ui.kit.run_loop import LiveLine, RunStatus, checked, current_run, run_butto
 from ui.kit.compute import compute
 from ui.kit.opening import open_page
 from ui.kit.routes import HYPE
+from ui.reproduction.view import paper_note
 
 SCRIPT_START = time.perf_counter()
 opening = open_page(HYPE, controls.init)
@@ -55,6 +58,8 @@ st.write(
     "the candidate with the most noisy votes. The noise on the sum is calibrated to (ε, δ) with sensitivity √(2k), "
     "whatever the number of candidates. Press **Run** and watch the votes and the winners accumulate.")
 opening.note()
+preset = preset_in_view(values, {name: preset_values for name, (_, preset_values) in controls.PRESETS.items()})
+paper_note("dp-hype", preset_figure(preset) if preset else None)   # a reproduced figure: its stored verdicts
 
 config = None
 try:

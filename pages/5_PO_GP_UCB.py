@@ -19,6 +19,7 @@ from engine.pogpucb import iter_pogpucb
 from engine.pogpucb.config import HYPER_MODE_LABELS
 from engine.pogpucb.preview import release_preview
 from engine.pogpucb.variants import label, paper_value
+from engine.reproduce.stored_papers import preset_in_view
 from engine.validation import ConfigError
 from ui.pogpucb import controls
 from ui.kit.cached import cached_task
@@ -30,6 +31,7 @@ from ui.pogpucb.figures import distortion_figure, omega_figure, regret_figure, r
 from ui.kit.opening import open_page
 from ui.kit.routes import POGPUCB
 from ui.kit.downloads import config_download
+from ui.reproduction.view import paper_note
 
 SCRIPT_START = time.perf_counter()
 opening = open_page(POGPUCB, controls.init)
@@ -48,6 +50,8 @@ slots = ErrorSlots()
 with st.sidebar:
     eps_caption, delta_caption = controls.sidebar(slots)
 values = controls.current()
+preset = preset_in_view(values, {name: spec[2] for name, spec in controls.PAPER_PRESETS.items()})
+paper_note("po-gp-ucb", controls.PAPER_PRESETS[preset][1] if preset else None)   # its stored verdicts
 
 
 def fmt_eps(eps: float) -> str:

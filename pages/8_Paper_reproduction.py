@@ -19,13 +19,15 @@ from engine.reproduce import PART_SPECS, PARTS, part_from_results, small_run_con
 from engine.reproduce.report import RUNS_PER_BLOCK
 from engine.reproduce.fts import stored as stored_fts
 from engine.reproduce.stored import stored_part
+from engine.reproduce.stored_papers import stored_payloads
+from engine.reproduce.stored_papers import summary as reproduction_summary
 from engine.validation import ConfigError
 from ui.kit.cached import cached_lines_cost, cached_objective
 from ui.kit.charts import show
 from ui.kit.errors import ErrorSlots
 from ui.fbo.figures import convergence_figure, convergence_lines
 from ui.kit.run_loop import LiveLine, RunStatus, checked, current_run, run_buttons, run_live, show_failure
-from ui.reproduction.view import show_fts_paper, show_part
+from ui.reproduction.view import show_claims, show_fts_paper, show_part, show_summary
 from ui.kit.opening import open_page
 from ui.kit.routes import REPRODUCTION
 from ui.reproduction import controls
@@ -70,6 +72,11 @@ st.write("The DP-FTS-DE paper's experiments run with this engine as the authors 
          "seeded runs. Every claim the paper makes about its figures is tested run by run: our curves, with "
          "standard errors over runs, beside what the paper says, and where a claim does not hold, the numbers.")
 opening.note()
+st.subheader("Every paper at a glance")
+st.caption("The stored reproductions (data/reproduction/): per paper and figure, how many of its claims hold, are "
+           "not significant or are reversed over the runs. DP-FTS-DE's parts follow; the other papers' claims are "
+           "listed further down.")
+show_summary(reproduction_summary())
 
 # ---------------------------------------------------------------- a small live run, priced first
 configs, price, config_error = [], None, None
@@ -142,10 +149,20 @@ elif run is not None and run.status is RunStatus.STOPPED:
     st.info("The small run was stopped before every setting finished; the stored results are shown.",
             icon=":material/pause_circle:")
 
+
+
+def other_papers() -> None:
+    """Every other paper's stored claims, one table per figure (the summary at the top links to them)."""
+    for paper, payload in stored_payloads().items():
+        if paper != "dp-fts-de":
+            show_claims(paper, payload)
+
+
 sources = (["stored"] if stored else []) + (["live"] if live else [])
 if not sources:
     st.info("No stored reproduction is installed here (data/reproduction/); press Run for a small one.",
             icon=":material/info:")
+    other_papers()
     st.stop()
 labels = {"stored": f"stored: {stored.runs} runs per setting" if stored else "",
           "live": f"your run: {live['runs']} runs per setting" if live else ""}
@@ -162,3 +179,4 @@ if shown == "stored":
 else:
     show_part(live, part, key="repro_live_result", source=f"Your small run ({live['runs']} runs, seed "
               f"{run.values['seed']})")
+other_papers()

@@ -105,3 +105,16 @@ def test_fig2a_grid_is_drawn_when_asked(page):
     assert not page.exception and not page.error
     assert len(page.get("plotly_chart")) == 5  # histograms, success curve, Fig. 2a
     assert any("Paper Fig. 2a" in header.value for header in page.subheader)
+
+
+@pytest.mark.parametrize("preset, figure", [("fig2a", "Fig. 2a"), ("fig2b", "Fig. 2b"), ("fig5-mnist", "Fig. 5")])
+def test_a_reproduced_figures_preset_quotes_its_stored_verdicts(page, preset, figure):
+    from engine.reproduce.stored_papers import figure_note
+
+    page.selectbox(key="hype_preset_choice").set_value(preset).run()
+    assert not page.exception
+    note = figure_note("dp-hype", figure)
+    shown = [box.value for box in (*page.info, *page.warning) if "Against the paper" in box.value]
+    assert len(shown) == 1 and note.headline in shown[0]
+    if preset == "fig5-mnist":
+        assert page.selectbox(key="hype_dataset").value == "mnist-like"

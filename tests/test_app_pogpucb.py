@@ -68,3 +68,13 @@ def test_epsilon_entered_directly_must_be_positive(app):
     app.number_input(key="po_epsilon").set_value(3.004).run()
     assert not errors(app)
     assert any("exp(1.10)" in c.value for c in app.caption)
+
+
+@pytest.mark.parametrize("preset, figure", [("fig2a", "Fig. 2a"), ("table5", "Table 5"), ("fig2c", "Fig. 2c")])
+def test_a_reproduced_figures_preset_quotes_its_stored_verdicts(app, preset, figure):
+    from engine.reproduce.stored_papers import figure_note
+
+    app.selectbox(key="po_preset_choice").set_value(preset).run()
+    note = figure_note("po-gp-ucb", figure)
+    shown = [box.value for box in (*app.info, *app.warning) if "Against the paper" in box.value]
+    assert len(shown) == 1 and note.headline in shown[0]

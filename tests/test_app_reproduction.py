@@ -31,6 +31,11 @@ def page(path=PAGE, **query) -> AppTest:
     return at
 
 
+def checkpoint_frame(at):
+    """The part's checkpoint table (the page opens on the summary of every paper, another dataframe)."""
+    return next(d.value for d in at.dataframe if "setting" in d.value.columns)
+
+
 def chart_titles(at) -> list[str]:
     return [json.loads(chart.proto.spec)["layout"]["title"]["text"] for chart in at.get("plotly_chart")]
 
@@ -42,7 +47,7 @@ def test_the_page_shows_the_stored_curves_verdicts_and_checkpoints(name):
     assert not at.error and not [w for w in at.warning if w.value.startswith("Only")]   # 100 runs: a test
     [title] = chart_titles(at)
     assert f"{stored['runs']} runs" in title and "s.e. over runs" in title
-    verdicts, checkpoints = at.table[0].value, at.dataframe[0].value
+    verdicts, checkpoints = at.table[0].value, checkpoint_frame(at)
     assert list(verdicts["the paper claims"]) == [c["claim"] for c in stored["claims"]]
     assert list(verdicts["verdict"]) == [c["verdict"] for c in stored["claims"]]
     for (_, row), claim in zip(verdicts.iterrows(), stored["claims"]):
@@ -88,7 +93,7 @@ def test_a_small_live_run_shows_the_same_numbers_as_the_command_line(monkeypatch
     at.button(key="repro_run").click().run()
     assert not at.exception and not at.error
     reference = run_part(TINY, runs=3, seed=0, jobs=1).to_json()        # what the CLI prints for these runs
-    verdicts, checkpoints = at.table[0].value, at.dataframe[0].value
+    verdicts, checkpoints = at.table[0].value, checkpoint_frame(at)
     [claim] = reference["claims"]
     n = deciding_comparison(claim["numbers"])
     assert list(verdicts["verdict"]) == [claim["verdict"]]
@@ -168,3 +173,22 @@ def test_the_fts_paper_shows_its_stored_verdicts_and_what_cannot_be_reproduced()
     assert list(missing["figure"]) == ["Fig. 2b", "Fig. 2c", "Fig. 3b", "Fig. 3c"]
     assert any(c.value.startswith("Stored with `python -m engine reproduce fts") and "AMD" in c.value
                for c in at.caption)
+
+
+def test_the_page_opens_on_every_papers_summary_with_a_link_to_each_figures_claims():
+    from engine.reproduce.stored_papers import stored_payloads, summary
+
+    at = page(part="synthetic")
+    table = at.dataframe[0].value
+    rows = summary()
+    assert {"dp-fts-de", "po-gp-ucb"} <= {r["paper"] for r in rows}
+    assert list(table["figure"]) == [r["figure"] for r in rows]
+    assert list(table["hold"]) == [r["holds"] for r in rows]
+    assert list(table["reversed"]) == [r["reversed"] for r in rows]
+    assert all(link == f"#{r['anchor']}" for link, r in zip(table["see"], rows))
+    # Every figure of the other papers has its claims under the anchor the summary links to.
+    headers = {h.proto.anchor for h in at.subheader}
+    payloads = stored_payloads()
+    for row in rows:
+        if row["paper"] != "dp-fts-de" and row["paper"] in payloads:
+            assert row["anchor"] in headers

@@ -15,26 +15,32 @@ from dataclasses import replace
 from engine.cli import host_limits
 from engine.fbo.plan import objective_ready, resolve_agents
 from engine.limits import Cost, check_workers, cores, fbo_cost, objective_cost, sweep_cost
+from engine.reproduce import PAPERS as REGISTERED
 from engine.reproduce import PART_SPECS, PARTS, fts, reproduce_dp_fts_de
+from engine.reproduce.papers import claim_lines, paper_cost, paper_parts, paper_runs, run_paper, summary_rows
 from engine.reproduce.dp_fts_de import LANDMINE_RUNS, SYNTHETIC_RUNS
 from engine.reproduce.report import Setting, block_seeds, deciding_comparison, setting_config
 from engine.validation import ConfigError, check_choice, check_int
 
 WHAT = "This reproduction"
-HELP = "Reproduce a paper's experiments (dp-fts-de, fts): curves with standard errors over runs, claims judged."
-PAPERS = ("dp-fts-de", "fts")
+HELP = "Reproduce a paper's experiments (or all): curves with standard errors over runs, claims judged."
+PAPERS = tuple(REGISTERED) + ("all",)
+# Papers whose parts are federated BO settings, run and priced block by block of runs.
+FBO_PAPERS = ("dp-fts-de", "fts")
 
 
 def add_arguments(parser) -> None:
     parser.add_argument("paper", metavar="{" + ",".join(PAPERS) + "}", help="which paper to reproduce")
     parser.add_argument("--parts", default=None,
                         help=f"comma-separated parts to run (default: all; dp-fts-de: {','.join(PARTS)}; "
-                             f"fts: {','.join(fts.PARTS)})")
+                             f"fts: {','.join(fts.PARTS)}; the others: their figures)")
     parser.add_argument("--runs", type=int, default=None,
                         help=f"runs per setting (dp-fts-de landmine: default {LANDMINE_RUNS}; fts: initialisations, "
                              f"default {fts.RUNS}; both the papers')")
     parser.add_argument("--functions", type=int, default=fts.FUNCTIONS,
                         help=f"fts synthetic part: GP functions (default {fts.FUNCTIONS}, the paper's)")
+    parser.add_argument("--repetitions", type=int, default=None,
+                        help="dp-hype: simulated votes per point of Fig. 2 (default 5000, the paper's)")
     parser.add_argument("--synthetic-runs", type=int, default=SYNTHETIC_RUNS,
                         help=f"runs per synthetic setting (default {SYNTHETIC_RUNS}, the paper's)")
     parser.add_argument("--seed", type=int, default=0, help="seeds every block of runs (shared by all settings)")
@@ -80,35 +86,58 @@ def summary_lines(payload: dict) -> list[str]:
     return lines
 
 
-def _request(args) -> tuple[tuple[str, ...], int | None]:
-    """(parts, workers) of the command line, checked."""
+def _papers(args) -> tuple[str, ...]:
     if args.paper not in PAPERS:
         raise ConfigError(f"Unknown paper {args.paper!r}; choose one of {', '.join(PAPERS)}.", "paper")
-    known = fts.PARTS if args.paper == "fts" else PARTS
-    if args.runs is None:
-        args.runs = fts.RUNS if args.paper == "fts" else LANDMINE_RUNS
-    parts = tuple(p.strip() for p in str(args.parts or ",".join(known)).split(",") if p.strip())
+    return tuple(REGISTERED) if args.paper == "all" else (args.paper,)
+
+
+def _known_parts(paper: str) -> tuple[str, ...]:
+    return PARTS if paper == "dp-fts-de" else fts.PARTS if paper == "fts" else paper_parts(paper)
+
+
+def _parts_of(args, paper: str) -> tuple[str, ...]:
+    known = _known_parts(paper)
+    if args.parts is None or args.paper == "all":
+        return tuple(known)
+    parts = tuple(p.strip() for p in str(args.parts).split(",") if p.strip())
     for part in parts:
         check_choice("reproduction part", part, known)
-    check_int("runs", args.runs, 2, 10_000)
-    check_int("functions", args.functions, 1, 100)
+    return parts
+
+
+def _runs(args, paper: str) -> int:
+    """Runs per setting of ``paper``: the command line's (at most the paper's under ``all``), else the paper's."""
+    own = LANDMINE_RUNS if paper == "dp-fts-de" else fts.RUNS if paper == "fts" else paper_runs(paper)
+    if args.runs is None:
+        return own
+    return min(args.runs, own) if args.paper == "all" else args.runs
+
+
+def _request(args) -> tuple[dict[str, tuple[str, ...]], int | None]:
+    """({paper: parts}, workers) of the command line, checked."""
+    papers = {paper: _parts_of(args, paper) for paper in _papers(args)}
+    if args.runs is not None:
+        check_int("runs", args.runs, 2, 10_000)
+    if args.repetitions is not None:
+        check_int("repetitions", args.repetitions, 2, 1_000_000)
     check_int("synthetic runs", args.synthetic_runs, 2, 10_000)
+    check_int("functions", args.functions, 1, 100)
     if args.workers is not None and args.workers < 1:
         raise ConfigError(f"--workers must be at least 1, got {args.workers}.", "workers")
-    return parts, check_workers(args.workers, host_limits())
+    return papers, check_workers(args.workers, host_limits())
 
 
-def cost(args) -> Cost:
-    """Every block of runs of every setting, on the workers asked for; each part's objective built once."""
-    parts, workers = _request(args)
+def _fbo_cells(args, paper: str, parts) -> tuple[list[Cost], list[Cost]]:
+    """One cost per block of runs of every setting of a federated BO paper, and each part's objective once."""
     cells, shared = [], []
     nothing = Cost(0.0, 0.0, "runs")
-    specs = fts.PART_SPECS if args.paper == "fts" else PART_SPECS
+    specs = fts.PART_SPECS if paper == "fts" else PART_SPECS
     for name in parts:
         part = specs[name]
-        runs = args.runs if name == "landmine" or args.paper == "fts" else args.synthetic_runs
+        runs = _runs(args, paper) if name == "landmine" or paper == "fts" else args.synthetic_runs
         # The fts synthetic part runs its blocks once per GP function.
-        repeats = args.functions if args.paper == "fts" and name == "synthetic" else 1
+        repeats = args.functions if paper == "fts" and name == "synthetic" else 1
         # The run-time part steps single runs of the rivals by hand: priced as FTS runs of its base.
         settings = part.settings or (Setting("fts", "FTS", dict(algorithm="fts")),)
         for block_seed, size in block_seeds(args.seed, runs) * repeats:
@@ -117,31 +146,64 @@ def cost(args) -> Cost:
                 cells.append(fbo_cost(config, resolve_agents(config), objective=nothing))
         shared.append(objective_cost(config.dataset, resolve_agents(config), alpha=config.alpha,
                                      domain=config.domain, table_ready=objective_ready(config)))
-    processes = max(1, min(workers or cores(), len(cells)))
-    total = sweep_cost(cells, processes, processes=processes > 1, shared=shared)
-    knobs = ("runs", "synthetic_runs") if "landmine" in parts else ("synthetic_runs",)
+    return cells, shared
+
+
+def cost(args) -> Cost:
+    """Every block of runs of every setting, on the workers asked for (each part's objective built once); the
+    other papers by their own measured price per run."""
+    papers, workers = _request(args)
+    cells, shared, serial = [], [], []
+    for paper, parts in papers.items():
+        if paper in FBO_PAPERS:
+            more, objectives = _fbo_cells(args, paper, parts)
+            cells += more
+            shared += objectives
+        else:
+            serial.append(paper_cost(paper, parts, _runs(args, paper), repetitions=args.repetitions))
+    processes = max(1, min(workers or cores(), max(1, len(cells))))
+    total = sweep_cost(cells, processes, processes=processes > 1, shared=shared) if cells else Cost(0.0, 0.0, "runs")
+    total = replace(total, seconds=total.seconds + sum(c.seconds for c in serial),
+                    memory_mb=max([total.memory_mb] + [c.memory_mb for c in serial]))
+    knobs = ("runs", "synthetic_runs") if "dp-fts-de" in papers and "landmine" in papers["dp-fts-de"] else ("runs",)
     if args.paper == "fts":
         knobs = ("runs", "functions")
     return replace(total, field=knobs[0], knobs=knobs + ("parts",),
                    memory_field="workers" if processes > 1 else knobs[0])
 
 
-def run(args) -> dict:
-    parts, workers = _request(args)
+def _fbo_paper(args, paper: str, parts, workers) -> dict:
     started = time.perf_counter()
-    if args.paper == "fts":
-        results = fts.reproduce(parts, runs=args.runs, functions=args.functions, seed=args.seed, jobs=workers,
-                                progress=_progress(args.quiet))
-        payload = {"paper": "fts", "seed": args.seed, "seconds": round(time.perf_counter() - started, 1),
-                   "machine": fts.machine(), "parts": {name: part.to_json() for name, part in results.items()},
-                   "not_reproducible": fts.NOT_REPRODUCIBLE}
-        if not args.quiet:
-            print("\n".join(summary_lines(payload)), file=sys.stderr, flush=True)
-        return payload
-    results = reproduce_dp_fts_de(parts, runs=args.runs, synthetic_runs=args.synthetic_runs, seed=args.seed,
-                                  jobs=workers, progress=_progress(args.quiet))
-    payload = {"paper": args.paper, "seed": args.seed, "seconds": round(time.perf_counter() - started, 1),
-               "parts": {name: part.to_json() for name, part in results.items()}}
+    if paper == "fts":
+        results = fts.reproduce(parts, runs=_runs(args, paper), functions=args.functions, seed=args.seed,
+                                jobs=workers, progress=_progress(args.quiet))
+        extra = {"machine": fts.machine(), "not_reproducible": fts.NOT_REPRODUCIBLE}
+    else:
+        results = reproduce_dp_fts_de(parts, runs=_runs(args, paper), synthetic_runs=args.synthetic_runs,
+                                      seed=args.seed, jobs=workers, progress=_progress(args.quiet))
+        extra = {}
+    payload = {"paper": paper, "seed": args.seed, "seconds": round(time.perf_counter() - started, 1),
+               "parts": {name: part.to_json() for name, part in results.items()}, **extra}
     if not args.quiet:
         print("\n".join(summary_lines(payload)), file=sys.stderr, flush=True)
     return payload
+
+
+def _other(args, paper: str, parts) -> dict:
+    started = time.perf_counter()
+    options = {"repetitions": args.repetitions} if paper == "dp-hype" and args.repetitions else {}
+    payload = run_paper(paper, parts, runs=_runs(args, paper), seed=args.seed, progress=_progress(args.quiet),
+                        **options)
+    payload["seconds"] = round(time.perf_counter() - started, 1)
+    if not args.quiet:
+        print("\n".join(claim_lines(payload)), file=sys.stderr, flush=True)
+    return payload
+
+
+def run(args) -> dict:
+    papers, workers = _request(args)
+    outputs = {paper: _fbo_paper(args, paper, parts, workers) if paper in FBO_PAPERS else _other(args, paper, parts)
+               for paper, parts in papers.items()}
+    if args.paper != "all":
+        return outputs[args.paper]
+    return {"paper": "all", "seed": args.seed, "papers": outputs, "summary": summary_rows(outputs)}

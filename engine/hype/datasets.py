@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from engine.hype.standins import STANDIN_SIZES, STANDINS, is_standin, load_standin
 from engine.objectives.datasets import array_digest
 from engine.validation import ConfigError
 
@@ -25,10 +26,11 @@ HYPE_DATASETS = {
     "digits": ("load_digits", "Digits (8 x 8 images, 10 classes)"),
     "breast-cancer": ("load_breast_cancer", "Breast cancer (30 features, 2 classes)"),
     "wine": ("load_wine", "Wine (13 features, 3 classes)"),
+    **{name: ("generated", label) for name, label in STANDINS.items()},
 }
 # Number of examples of each set, so a configuration can be checked without loading it
 # (tests compare these with scikit-learn).
-DATASET_SIZES = {"digits": 1797, "breast-cancer": 569, "wine": 178}
+DATASET_SIZES = {"digits": 1797, "breast-cancer": 569, "wine": 178, **STANDIN_SIZES}
 TEST_FRACTION = 0.2
 VALIDATION_FRACTION = 0.25
 MIN_PER_CLIENT = 2  # one example to train on, one to validate on
@@ -51,6 +53,8 @@ def load_dataset(name: str) -> tuple[np.ndarray, np.ndarray]:
 
     if name not in HYPE_DATASETS:
         raise ConfigError(f"data set must be one of {', '.join(HYPE_DATASETS)}, got {name!r}.", "dataset")
+    if is_standin(name):
+        return load_standin(name)
     data = getattr(sklearn.datasets, HYPE_DATASETS[name][0])()
     return np.asarray(data.data, dtype=float), np.asarray(data.target, dtype=int)
 

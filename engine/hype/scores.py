@@ -24,6 +24,7 @@ import numpy as np
 
 from engine.cache import cached_arrays
 from engine.cancel import checkpoint
+from engine.hype.standins import STANDIN_EPOCHS, STANDIN_ROUNDS, is_standin
 from engine.hype.datasets import MIN_PER_CLIENT, TEST_FRACTION, VALIDATION_FRACTION, client_data, load_dataset
 from engine.objectives.datasets import array_digest
 from engine.blas import single_threaded_blas
@@ -41,6 +42,12 @@ from engine.hype.training import (
 SCORES_VERSION = 1
 
 
+def schedule(dataset: str) -> tuple[int, int]:
+    """(federated rounds, local epochs): the paper's 5 x 5, shorter on the large stand-ins (see
+    :mod:`engine.hype.standins`)."""
+    return (STANDIN_ROUNDS, STANDIN_EPOCHS) if is_standin(dataset) else (ROUNDS, EPOCHS)
+
+
 def compute_scores(dataset: str, clients: int, alpha: float | None, seed: int) -> dict[str, np.ndarray]:
     """The score table (see module docstring), computed now without the cache."""
     data = client_data(dataset, clients, alpha, seed)
@@ -52,7 +59,8 @@ def compute_scores(dataset: str, clients: int, alpha: float | None, seed: int) -
     sizes = data.train_sizes.astype(np.float32)
     share = sizes / sizes.sum()
     with single_threaded_blas():
-        global_w, local_accuracy, local_loss = _federated_average(data, grid, global_w, share, seed)
+        global_w, local_accuracy, local_loss = _federated_average(data, grid, global_w, share, seed,
+                                                                  *schedule(dataset))
     return {
         "local_accuracy": local_accuracy.astype(float),
         "local_loss": local_loss.astype(float),
@@ -62,14 +70,14 @@ def compute_scores(dataset: str, clients: int, alpha: float | None, seed: int) -
     }
 
 
-def _federated_average(data, grid, global_w, share, seed):
+def _federated_average(data, grid, global_w, share, seed, rounds=ROUNDS, epochs=EPOCHS):
     classes = data.classes
     local_accuracy = local_loss = None
-    for round_index in range(ROUNDS):
+    for round_index in range(rounds):
         checkpoint()
         rng = np.random.default_rng((seed, 4, round_index))
         local_w = train_local(np.broadcast_to(global_w, (data.clients,) + global_w.shape), data.x_train,
-                              data.y_train, data.m_train, grid, classes, rng)
+                              data.y_train, data.m_train, grid, classes, rng, epochs=epochs)
         if round_index == 0:
             local_accuracy, local_loss = predict_scores(local_w, data.x_val, data.y_val, data.m_val, classes)
         global_w = np.tensordot(share, local_w, axes=(0, 0))
@@ -82,7 +90,8 @@ def score_description(dataset: str, clients: int, alpha: float | None, seed: int
     return {"task": "dp-hype-scores", "version": SCORES_VERSION, "dataset": dataset,
             "data_sha256": array_digest(features, labels), "clients": int(clients),
             "alpha": None if alpha is None else float(alpha), "seed": int(seed), "grid": candidate_grid().tolist(),
-            "epochs": EPOCHS, "rounds": ROUNDS, "batch": BATCH, "test_fraction": TEST_FRACTION,
+            "epochs": schedule(dataset)[1], "rounds": schedule(dataset)[0], "batch": BATCH,
+            "test_fraction": TEST_FRACTION,
             "validation_fraction": VALIDATION_FRACTION, "min_per_client": MIN_PER_CLIENT,
             "model": "softmax-regression", "init": "torch-linear", "decay": "exponential-per-epoch"}
 

@@ -29,6 +29,7 @@ from functools import lru_cache
 import numpy as np
 
 from engine.pogpucb.gp import SEHyper, fit_ard_lengthscales, fit_isotropic
+from engine.pogpucb.standins import STANDIN_TASKS, standin_task
 from engine.blas import single_threaded_blas
 from engine.validation import check_choice
 
@@ -43,12 +44,15 @@ TASKS = {
     "synthetic": "Synthetic GP on a 100 x 100 grid (paper Sec. 4)",
     "branin": "Branin-Hoo on a 100 x 100 grid (paper App. A)",
     "diabetes": "scikit-learn diabetes: 442 patients, 10 features (stands in for the private real data)",
+    **STANDIN_TASKS,
 }
 # Paper defaults per task: r and delta < 1/n (Section 4).
 TASK_DEFAULTS = {
     "synthetic": dict(r=10, delta=1e-5, log_epsilon=1.1),
     "branin": dict(r=10, delta=1e-5, log_epsilon=1.1),
     "diabetes": dict(r=5, delta=1e-3, log_epsilon=2.0),
+    "loan-like": dict(r=15, delta=1e-5, log_epsilon=2.9),
+    "property-like": dict(r=15, delta=1e-4, log_epsilon=2.8),
 }
 
 
@@ -159,6 +163,9 @@ def _build_task(name: str, task_seed: int) -> PoTask:
         f = _standardise(-branin(x1, x2))
         noise = SYNTHETIC_NOISE_VAR
         names = ("x1", "x2")
+    elif name in STANDIN_TASKS:
+        X, f, names = standin_task(name, rng)
+        noise = SYNTHETIC_NOISE_VAR
     else:
         data, target = load_diabetes_arrays()
         f = _standardise(np.log(target))

@@ -31,6 +31,15 @@ from engine.reproduce.report import (
     small_run_configs,
 )
 
-__all__ = ["Claim", "LANDMINE_CLAIMS", "LANDMINE_SETTINGS", "PARTS", "PART_SPECS", "Part", "PartResult",
+# Every paper's reproduction, by the name the command line takes: one line per paper, the module that
+# runs it (``python -m engine reproduce NAME``; ``all`` runs every one).
+PAPERS = {
+    "dp-fts-de": "engine.reproduce.dp_fts_de",
+    "dp-hype": "engine.reproduce.dp_hype",
+    "po-gp-ucb": "engine.reproduce.po_gp_ucb",
+    "fts": "engine.reproduce.fts",
+}
+
+__all__ = ["PAPERS", "Claim", "LANDMINE_CLAIMS", "LANDMINE_SETTINGS", "PARTS", "PART_SPECS", "Part", "PartResult",
            "SYNTHETIC_CLAIMS", "SYNTHETIC_SETTINGS", "Setting", "SettingResult", "Verdict", "compare", "judge",
            "fts", "part_from_results", "reproduce_dp_fts_de", "reproduce_fts", "small_run_configs"]

@@ -6,8 +6,9 @@ import math
 
 import streamlit as st
 
-from engine.pogpucb import FIG2A, HYPER_MODES, TABLE_PRESETS, TASK_DEFAULTS, TASKS, PoConfig
+from engine.pogpucb import HYPER_MODES, TASK_DEFAULTS, TASKS, PoConfig
 from engine.pogpucb.config import HYPER_MODE_LABELS
+from engine.pogpucb.presets import paper_presets
 from engine.pogpucb.variants import COMPARE, build_variants, epsilon_from
 from ui.kit.errors import ErrorSlots
 from ui.kit.state import Ignored, Param, current_values, params_of, seed_controls, set_state
@@ -24,20 +25,14 @@ PARAMS = params_of(PoConfig, dict(
     compare=Param("none", str, COMPARE),
     values=Param("", str),
 )
-PRESETS = {name: p["label"] for name, p in TABLE_PRESETS.items()} | {"fig2a": FIG2A["label"]}
+# Every reproduced figure and table (engine/pogpucb/presets.py), their verdicts quoted beside the chart.
+PAPER_PRESETS = paper_presets()
+PRESETS = {name: label for name, (label, _, _) in PAPER_PRESETS.items()}
 
 
 def preset_values(name: str) -> dict:
     """Control values for a paper preset (the paper averages 50 runs; 10 keep it quick here)."""
-    common = dict(dataset="synthetic", eps_mode="log", delta=1e-5, iterations=50, runs=10, seed=0,
-                  hyperparameters="shared")
-    if name == "fig2a":
-        logs = FIG2A["log_epsilons"]
-        return dict(common, log_epsilon=logs[-1], r=FIG2A["r"], compare="epsilon",
-                    values=", ".join(f"{v:g}" for v in logs))
-    preset = TABLE_PRESETS[name]
-    return dict(common, log_epsilon=preset["log_epsilon"], r=preset["best_r"], compare="r",
-                values=", ".join(str(r) for r in preset["r_values"]))
+    return dict(runs=10, seed=0, hyperparameters="shared", **PAPER_PRESETS[name][2])
 
 
 def _load_preset() -> None:

@@ -108,6 +108,21 @@ def show_part(payload: dict, part, *, key: str, source: str) -> None:
     st.dataframe(checkpoints, hide_index=True, height=35 * (len(checkpoints) + 1) + 3)
 
 
+def paper_note(paper: str, figure: str | None, where=None) -> None:
+    """What the stored reproduction of ``paper`` (dp-hype, po-gp-ucb) says about ``figure`` ("Fig. 5")."""
+    from engine.reproduce.stored_papers import anchor, figure_note
+
+    note = figure_note(paper, figure) if figure else None
+    if note is None:
+        return
+    box = (where if where is not None else st).container()
+    (box.info if note.all_hold else box.warning)(f"**Against the paper: {note.headline}** {note.details}",
+                                                 icon=":material/fact_check:")
+    with box:
+        st.markdown(f"[Every verdict about {figure} on the Paper reproduction page]"
+                    f"({REPRODUCTION.url_path}#{anchor(paper, figure)})")
+
+
 def preset_note(figure: str, where=None) -> None:
     """What the stored 100-run reproduction says about ``figure``'s claims, in two lines with the numbers."""
     verdicts = figure_verdicts(figure)
@@ -149,3 +164,39 @@ def show_fts_paper(stored: dict | None) -> None:
     if rows:
         st.markdown("**Not reproducible here**")
         st.table(pd.DataFrame(rows), hide_index=True)
+
+
+PAPER_TITLES = {"dp-fts-de": "DP-FTS-DE", "dp-hype": "DP-HYPE", "po-gp-ucb": "PO-GP-UCB", "fts": "FTS"}
+
+
+def show_summary(rows: list[dict]) -> None:
+    """The paper x figure table of the stored reproductions, each row linking to its claims below."""
+    if not rows:
+        return
+    table = pd.DataFrame([{"paper": PAPER_TITLES.get(r["paper"], r["paper"]), "figure": r["figure"],
+                           "claims": r["claims"], "hold": r["holds"], "not significant": r["not significant"],
+                           "reversed": r["reversed"], "see": f"#{r['anchor']}"} for r in rows])
+    st.dataframe(table, hide_index=True, column_config={
+        "see": st.column_config.LinkColumn("see", display_text="the claims", help="Jump to the figure's claims")})
+
+
+def show_claims(paper: str, payload: dict) -> None:
+    """Every stored claim of ``paper``, one table per figure under an anchor the summary links to."""
+    from engine.reproduce.conclusions import conclusion
+    from engine.reproduce.papers import summary_rows
+    from engine.reproduce.stored_papers import anchor, claims_of
+
+    for row in summary_rows({paper: payload}):
+        st.subheader(f"{PAPER_TITLES.get(paper, paper)}, {row['figure']}", anchor=anchor(paper, row["figure"]))
+        claims = claims_of(paper, row["figure"]) if paper != "dp-fts-de" else []
+        if conclusion(paper, row["figure"]) and (row["not significant"] or row["reversed"]):
+            st.caption("Investigated: " + conclusion(paper, row["figure"]))
+        if not claims:
+            st.caption("See the part's curves and verdicts above.")
+            continue
+        frame = pd.DataFrame([{"claim": c["claim"], "verdict": c["verdict"],
+                               "difference": c["numbers"]["difference"], "± s.e.": c["numbers"]["stderr"],
+                               "runs": c["numbers"].get("runs"), "source": c["source"]} for c in claims])
+        st.dataframe(_coloured(frame), hide_index=True, column_config={
+            "difference": st.column_config.NumberColumn(format="%+.4f"),
+            "± s.e.": st.column_config.NumberColumn(format="%.4f")})

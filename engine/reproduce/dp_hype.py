@@ -1,0 +1,292 @@
+"""Reproducing the DP-HYPE paper (Liebenow, Peinemann, Mohammadi): Secs. V-VI and the appendices.
+
+Parts:
+
+- ``simulation``: Fig. 2a (success rate against sigma_loss for k in {1, 3, 5, 10, 25, 100} and
+  epsilon in {0.25, 1}; n = 250, p = 100, |H_good| = 5, delta = 1e-5) and Fig. 2b (|H_good| = 2^i,
+  sigma_loss = 0.2), 5,000 repetitions in the paper. |H_good| = 2^7 = 128 exceeds p = 100 and is left
+  out (the paper plots it; with 100 candidates it cannot exist).
+- ``communication``: Fig. 3, the voting vectors' lengths (a client sends p numbers, the server
+  processes n of them).
+- ``noise``: the noise scales of Sec. VI-C (sigma for each epsilon at k = 5, delta = 1e-5; epsilon =
+  inf means no noise).
+- ``data``: Figs. 4/9 (the candidates' test accuracies), 5 (iid), 6 (n = 100 non-iid), 10 (n = 250)
+  and 11 (n = 50): n in {50, 100, 250}, alpha in {30, 5, 0.5} (Adult at n = 250: alpha = 2, App. D),
+  epsilon in {0.1, 0.25, 0.5, 1, 3, inf}, k = 5, 20 runs in the paper, RANDGUESS and OPT, on the
+  stand-ins of :mod:`engine.hype.standins` (and scikit-learn's digits). A run is one split of the
+  data and its score table; its DP-HYPE accuracy is the chosen candidate's test accuracy averaged
+  over ``votes`` noisy votes on that table.
+
+Every claim is a sentence of the paper, in our words, with where it is (:mod:`engine.reproduce.claims`).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+
+import numpy as np
+
+from engine.hype import HypeConfig
+from engine.hype.calibration import calibrate_sigma
+from engine.hype.sweeps import FIG2A_EPSILONS, FIG2A_KS, FIG2A_SIGMA_LOSSES, evaluate_grid, success_grid
+from engine.reproduce.claims import beats, counts, exact, level, proportion_beats, proportion_level
+from engine.validation import check_choice, check_int
+
+PARTS = ("simulation", "communication", "noise", "data")
+PAPER_REPETITIONS = 5000        # Sec. V-B: "After 5000 repetitions"
+PAPER_RUNS = 20                 # Sec. VI-B: "20 runs"
+# The price of a reproduction (engine.reproduce.papers.paper_cost): measured on the 2-core development machine,
+# 248 s of CPU for 6 runs of every part with half of the score tables cached, so about 80 s per run uncached;
+# twice that per run, plus the Fig. 2 simulations per repetition, and the stand-ins' arrays in memory.
+SECONDS_PER_RUN = 160.0
+SECONDS_PER_REPETITION = 0.01
+MEMORY_MB = 1500.0
+VOTES_PER_RUN = 100             # noisy votes averaged per run and epsilon (the score table is fixed)
+K = 5                           # Sec. VI-B: k = 5
+DELTA = 1e-5
+EPSILONS = (0.1, 0.25, 0.5, 1.0, 3.0, math.inf)
+PAPER_SIGMAS = {0.1: 103.0, 0.25: 46.0, 0.5: 24.0, 1.0: 12.5, 3.0: 4.7}   # Sec. VI-C
+CLIENTS = (50, 100, 250)
+ALPHAS = (None, 30.0, 5.0, 0.5)
+DATASETS = ("mnist-like", "cifar-like", "adult-like", "digits")
+FIG2B_GOODS = (2, 4, 8, 16, 32, 64)     # 2^i, i in [7]; 128 > p = 100 is left out
+SIM_N, SIM_P = 250, 100
+
+
+def alpha_of(dataset: str, clients: int, alpha):
+    """App. D: on Adult at n = 250 the hardest split is alpha = 2, not 0.5."""
+    return 2.0 if dataset == "adult-like" and clients == 250 and alpha == 0.5 else alpha
+
+
+def _key(dataset, clients, alpha) -> str:
+    return f"{dataset} n={clients} " + ("iid" if alpha is None else f"alpha={alpha:g}")
+
+
+# ------------------------------------------------------------------ Fig. 2a and 2b
+
+def _sim_config(repetitions: int, seed: int, **changes) -> HypeConfig:
+    return HypeConfig(mode="simulation", clients=SIM_N, candidates=SIM_P, good=5, delta=DELTA, k=K, epsilon=1.0,
+                      repetitions=repetitions, seed=seed).replace(**changes)
+
+
+def simulation(repetitions: int, seed: int) -> dict:
+    ks = list(FIG2A_KS)
+    grid = success_grid(_sim_config(repetitions, seed))
+    rate2a = grid.success_rate                                   # (S, K, E)
+    rate2b = np.stack([evaluate_grid(_sim_config(repetitions, seed, good=g, sigma_loss=0.2), ks,
+                                     epsilons=FIG2A_EPSILONS).success_rate[0] for g in FIG2B_GOODS])
+    S, E = list(FIG2A_SIGMA_LOSSES), list(FIG2A_EPSILONS)
+
+    def a(sigma_loss, k, eps):
+        return float(rate2a[S.index(sigma_loss), ks.index(k), E.index(eps)])
+
+    def b(good, k, eps):
+        return float(rate2b[FIG2B_GOODS.index(good), ks.index(k), E.index(eps)])
+
+    R = repetitions
+    src_a, src_b = "Sec. V-B a), Fig. 2a", "Sec. V-B b), Fig. 2b"
+    claims = [
+        proportion_beats("Larger k improves accuracy when good and bad losses overlap: k = 5 beats k = 1 at "
+                         "sigma_loss = 1, epsilon = 1", src_a, "Fig. 2a", a(1.0, 5, 1.0), a(1.0, 1, 1.0), R),
+        proportion_beats("Larger k improves accuracy when good and bad losses overlap: k = 5 beats k = 1 at "
+                         "sigma_loss = 1, epsilon = 0.25", src_a, "Fig. 2a", a(1.0, 5, 0.25), a(1.0, 1, 0.25), R),
+        proportion_beats("Too large a k costs accuracy: k = 10 beats k = 25 at sigma_loss = 0.5, epsilon = 0.25",
+                         src_a, "Fig. 2a", a(0.5, 10, 0.25), a(0.5, 25, 0.25), R),
+        proportion_level("k = 100 drops nearly to zero (below 0.1) with 5 good candidates (sigma_loss = 0.2, "
+                         "epsilon = 1)", src_a, "Fig. 2a", a(0.2, 100, 1.0), 0.1, R, above=False),
+        proportion_level("High accuracy under tight budgets: k = 5 succeeds above 0.95 at sigma_loss = 0.2, "
+                         "epsilon = 0.25", src_a + ": 'DP-HYPE can still achieve high accuracy under tight "
+                         "privacy budgets'", "Fig. 2a", a(0.2, 5, 0.25), 0.95, R),
+        proportion_beats("The trade-off shows at small epsilon: epsilon = 1 beats epsilon = 0.25 at k = 25, "
+                         "sigma_loss = 0.5", src_a, "Fig. 2a", a(0.5, 25, 1.0), a(0.5, 25, 0.25), R),
+        proportion_level("k = 100 does not exceed random guessing (32/100 + 0.02) at |H_good| = 32, epsilon = 1",
+                         src_b, "Fig. 2b", b(32, 100, 1.0), 0.32 + 0.02, R, above=False),
+        proportion_beats("Larger k only performs well for a growing |H_good|: k = 25 at |H_good| = 64 beats "
+                         "|H_good| = 8 (epsilon = 0.25)", src_b, "Fig. 2b", b(64, 25, 0.25), b(8, 25, 0.25), R),
+        proportion_beats("The dip around k = 1 with |H_good| > 4: k = 1 at |H_good| = 4 beats |H_good| = 16 "
+                         "(epsilon = 0.25)", src_b, "Fig. 2b", b(4, 1, 0.25), b(16, 1, 0.25), R),
+        proportion_beats("A smaller dip for k = 5 with |H_good| > 16: k = 5 at |H_good| = 16 beats |H_good| = 64 "
+                         "(epsilon = 0.25)", src_b, "Fig. 2b", b(16, 5, 0.25), b(64, 5, 0.25), R),
+        proportion_level("As long as k is small, a good candidate is likely: k = 3 succeeds above 0.9 for every "
+                         "|H_good| at epsilon = 1 (the smallest rate)", "Sec. V-B c), Fig. 2",
+                         "Fig. 2b", float(rate2b[:, ks.index(3), E.index(1.0)].min()), 0.9, R),
+    ]
+    return {"title": "Simulated clients (Sec. V-B, Fig. 2a and 2b)", "metric": "success rate",
+            "runs": R, "repetitions": R, "ks": ks, "epsilons": E, "sigma_losses": S, "goods": list(FIG2B_GOODS),
+            "fig2a_success": rate2a.tolist(), "fig2b_success": rate2b.tolist(),
+            "left_out": "|H_good| = 128 exceeds the 100 candidates", "claims": claims}
+
+
+# ------------------------------------------------------------------ Fig. 3 and the noise table
+
+def communication_numbers(candidates: int, clients: int) -> dict:
+    """Numbers one client sends (its noisy vector) and the server receives (n vectors), before secure summation."""
+    return {"client": int(candidates), "server": int(candidates) * int(clients)}
+
+
+def communication() -> dict:
+    ps, ns = (10, 100, 1000, 10_000), (50, 100, 250)
+    table = [dict(p=p, n=n, **communication_numbers(p, n)) for p in ps for n in ns]
+    src = "Sec. V-C, Fig. 3"
+    claims = [
+        exact("A client's vector length is independent of n: the same at n = 50 and 250 (p = 100)", src, "Fig. 3",
+              communication_numbers(100, 50)["client"], communication_numbers(100, 250)["client"]),
+        exact("A client's vector length scales linearly with |H|: ten times p, ten times the length", src,
+              "Fig. 3", communication_numbers(1000, 100)["client"], 10 * communication_numbers(100, 100)["client"]),
+        exact("The server processes at least n vectors: n p numbers (p = 100, n = 250)", src, "Fig. 3",
+              communication_numbers(100, 250)["server"], 250 * 100),
+    ]
+    return {"title": "Communication (Sec. V-C, Fig. 3)", "metric": "numbers sent", "runs": 1, "table": table,
+            "claims": claims}
+
+
+def noise() -> dict:
+    rows, claims = [], []
+    for eps in EPSILONS:
+        sigma = 0.0 if math.isinf(eps) else calibrate_sigma(eps, DELTA, K)
+        paper = PAPER_SIGMAS.get(eps, 0.0)
+        rows.append({"epsilon": None if math.isinf(eps) else eps, "sigma": sigma, "paper_sigma": paper})
+        what = "no noise at epsilon = inf" if math.isinf(eps) else f"sigma = {paper:g} at epsilon = {eps:g}"
+        claims.append(exact(f"The noise scale (k = 5, delta = 1e-5): {what} (within 5 %)",
+                            "Sec. VI-C: 'resulting in noise scales ... {103, 46, 24, 12.5, 4.7, 0}'", "Noise table",
+                            sigma, paper, tolerance=0.05 * paper))
+    return {"title": "Noise scales (Sec. VI-C)", "metric": "sigma on the summed votes", "runs": 1, "table": rows,
+            "claims": claims}
+
+
+# ------------------------------------------------------------------ Figs. 4-6, 9-11
+
+def data_cell(dataset: str, clients: int, alpha, runs: int, seed: int, votes: int = VOTES_PER_RUN,
+              load_table=None) -> dict:
+    """Per-run OPT, RANDGUESS and DP-HYPE's accuracy at every epsilon of one (data set, n, alpha)."""
+    config = HypeConfig(mode="data", dataset=dataset, clients=clients, alpha=alpha, k=K, delta=DELTA, runs=runs,
+                        repetitions=runs * votes, seed=seed)
+    finite = [e for e in EPSILONS if math.isfinite(e)]
+    private = evaluate_grid(config, (K,), epsilons=finite, load_table=load_table)
+    clean = evaluate_grid(config, (K,), sigmas=(0.0,), load_table=load_table)
+    accuracy = {f"{e:g}": private.accuracy[0, i].tolist() for i, e in enumerate(finite)}
+    accuracy["inf"] = clean.accuracy[0, 0].tolist()
+    from engine.hype.setup import make_setup
+
+    tables = make_setup(config, load_table).tables
+    return {"dataset": dataset, "clients": clients, "alpha": alpha, "runs": runs, "accuracy": accuracy,
+            "opt": private.opt.tolist(), "randguess": private.randguess.tolist(),
+            "candidates": [t.test_accuracy.tolist() for t in tables]}
+
+
+def data(runs: int, seed: int, datasets=DATASETS, clients=CLIENTS, alphas=ALPHAS, votes: int = VOTES_PER_RUN,
+         progress=None, load_table=None) -> dict:
+    todo = [(d, n, alpha_of(d, n, a)) for d in datasets for n in clients for a in alphas]
+    cells = {}
+    for i, (d, n, a) in enumerate(todo):
+        if progress:
+            progress("data", i, len(todo))
+        cells[_key(d, n, a)] = data_cell(d, n, a, runs, seed, votes, load_table)
+    if progress:
+        progress("data", len(todo), len(todo))
+    claims = [c for d in datasets for c in data_claims(cells, d, clients, alphas)]
+    return {"title": "Data sets (Sec. VI, Figs. 4-6 and 9-11; stand-ins, see engine.hype.standins)",
+            "metric": "test accuracy of the chosen candidate", "runs": runs, "votes_per_run": votes,
+            "cells": list(cells.values()), "claims": claims}
+
+
+def _gap(cell, eps: str) -> np.ndarray:
+    return np.asarray(cell["opt"]) - np.asarray(cell["accuracy"][eps])
+
+
+def data_claims(cells: dict, d: str, clients=CLIENTS, alphas=ALPHAS) -> list[dict]:
+    """The claims of Secs. VI-C, VI-D and Apps. C-D about data set ``d`` (those whose cells ran)."""
+    def cell(n, a):
+        return cells.get(_key(d, n, alpha_of(d, n, a)))
+
+    out = []
+    iid = {n: cell(n, None) for n in clients}
+    c5, c6, c9, c10 = "Sec. VI-C, Fig. 5", "Sec. VI-D, Fig. 6", "App. C, Fig. 9", "App. D, Fig. 10"
+    if iid.get(100):
+        base = iid[100]
+        out += [
+            level(f"{d}: RANDGUESS is far from OPT (by more than 0.1; many bad candidates), n = 100 iid",
+                  c5, "Fig. 5", np.asarray(base["opt"]) - base["randguess"], 0.1),
+            level(f"{d}: DP-HYPE is near-optimal at epsilon = 1 (within 0.02 of OPT), n = 100 iid",
+                  c5 + ": 'near-optimal utility in all data sets even with modest budgets such as epsilon = 1'",
+                  "Fig. 5", _gap(base, "1"), 0.02, above=False),
+            level(f"{d}: with 100 clients DP-HYPE stays strong under epsilon < 1 (within 0.05 of OPT at "
+                  "epsilon = 0.5)", c5, "Fig. 5", _gap(base, "0.5"), 0.05, above=False),
+            beats(f"{d}: DP-HYPE beats RANDGUESS even at epsilon = 0.1, n = 100 iid", c5, "Fig. 5",
+                  base["accuracy"]["0.1"], base["randguess"]),
+        ]
+        hist = np.asarray(base["candidates"])
+        worst = hist.min(axis=1, keepdims=True)
+        out.append(level(f"{d}: at least half the candidates are no better than guessing (within 0.05 of the "
+                         "worst candidate), n = 100 iid", "Sec. VI-B b), Fig. 4", "Fig. 4",
+                         (hist <= worst + 0.05).mean(axis=1), 0.5))
+        out.append(level(f"{d}: only a few candidates are really good (fewer than a fifth within 0.02 of OPT)",
+                         "Sec. VI-B b), Fig. 4", "Fig. 4",
+                         (hist >= hist.max(axis=1, keepdims=True) - 0.02).mean(axis=1), 0.2, above=False))
+    if iid.get(50) and iid.get(250):
+        for eps in ("0.1", "0.25"):
+            out.append(beats(f"{d}: more clients help: n = 250 beats n = 50 at epsilon = {eps} (iid)",
+                             c5 + ": 'the positive impact of increasing the number of clients'", "Fig. 5",
+                             iid[250]["accuracy"][eps], iid[50]["accuracy"][eps], paired=False))
+        out.append(beats(f"{d}: OPT decreases a bit with more clients: n = 50 above n = 250 (iid)", c9, "Fig. 9",
+                         iid[50]["opt"], iid[250]["opt"], paired=False))
+    if iid.get(50):
+        out.append(beats(f"{d}: the privacy-utility trade-off: epsilon = 3 beats epsilon = 0.1 (n = 50 iid)", c5,
+                         "Fig. 5", iid[50]["accuracy"]["3"], iid[50]["accuracy"]["0.1"]))
+    if d in ("mnist-like", "cifar-like") and iid.get(100):
+        target = 0.3 if d == "mnist-like" else 0.4
+        out.append(level(f"{d}: RANDGUESS hovers around {target:.0%} (within 0.1), n = 100 iid", c5, "Fig. 5",
+                         np.abs(np.asarray(iid[100]["randguess"]) - target), 0.1, above=False))
+    skewed, mild = cell(100, 0.5), cell(100, 30.0)
+    if skewed and mild:
+        out.append(beats(f"{d}: decreasing alpha reduces performance: OPT at alpha = 30 above alpha = 0.5 (n = 100)",
+                         c6, "Fig. 6", mild["opt"], skewed["opt"], paired=False))
+        out.append(level(f"{d}: DP-HYPE closely follows OPT in non-iid settings (within 0.05 at epsilon = 1, "
+                         "alpha = 0.5, n = 100)", c6, "Fig. 6", _gap(skewed, "1"), 0.05, above=False))
+        if iid.get(100):
+            out.append(beats(f"{d}: the trade-off is more pronounced non-iid: the loss from epsilon = inf to 0.25 "
+                             "is larger at alpha = 0.5 than iid (n = 100)", c6, "Fig. 6",
+                             np.asarray(skewed["accuracy"]["inf"]) - skewed["accuracy"]["0.25"],
+                             np.asarray(iid[100]["accuracy"]["inf"]) - iid[100]["accuracy"]["0.25"], paired=False))
+    many, few = cell(250, 5.0), cell(50, 5.0)
+    if many and few:
+        out.append(beats(f"{d}: DP-HYPE still benefits from more clients non-iid: n = 250 beats n = 50 at "
+                         "epsilon = 0.25 (alpha = 5)", "Sec. VI-D, Figs. 10 and 11", "Fig. 10",
+                         many["accuracy"]["0.25"], few["accuracy"]["0.25"], paired=False))
+        out.append(beats(f"{d}: OPT decreases further for n = 250 and rises for n = 50 (alpha = 5)",
+                         c10 + " and Fig. 11", "Fig. 11", few["opt"], many["opt"], paired=False))
+    if cell(50, 30.0) and cell(50, 0.5):
+        out.append(beats(f"{d}: the maximum accuracy decreases for harder non-iid splits: OPT at alpha = 30 "
+                         "above alpha = 0.5 (n = 50)", c9, "Fig. 9", cell(50, 30.0)["opt"], cell(50, 0.5)["opt"],
+                         paired=False))
+    return out
+
+
+# ------------------------------------------------------------------ the whole paper
+
+def reproduce(parts=PARTS, *, runs: int = PAPER_RUNS, repetitions: int = PAPER_REPETITIONS,
+              datasets=DATASETS, votes: int = VOTES_PER_RUN, seed: int = 0, progress=None) -> dict:
+    """Every part asked for, with its claims judged; plain data (the CLI prints it as JSON)."""
+    parts = tuple(parts)
+    for part in parts:
+        check_choice("reproduction part", part, PARTS)
+    for name in datasets:
+        check_choice("data set", name, DATASETS)
+    check_int("runs", runs, 2, 20)
+    check_int("repetitions", repetitions, 2, 1_000_000)
+    out = {}
+    for part in parts:
+        started = time.perf_counter()
+        if part == "simulation":
+            out[part] = simulation(repetitions, seed)
+        elif part == "communication":
+            out[part] = communication()
+        elif part == "noise":
+            out[part] = noise()
+        else:
+            out[part] = data(runs, seed, datasets, votes=votes, progress=progress)
+        out[part]["name"] = part
+        out[part]["seconds"] = round(time.perf_counter() - started, 2)
+        out[part]["counts"] = counts(out[part]["claims"])
+    return {"paper": "dp-hype", "seed": seed, "parts": out}

@@ -1,0 +1,84 @@
+"""Running the registered papers' reproductions by name, and one summary table over all of them.
+
+Each module in :data:`engine.reproduce.PAPERS` other than ``dp-fts-de`` (whose command line predates
+the registry) exposes ``PARTS``, ``PAPER_RUNS`` and ``reproduce(parts, runs=..., seed=..., progress=...)``
+returning ``{"paper", "seed", "parts": {part: {"title", "runs", "claims": [...], ...}}}``; a claim is
+``{"claim", "source", "figure", "holds", "verdict", "numbers"}``.
+"""
+
+from __future__ import annotations
+
+import importlib
+import re
+
+from engine.limits import Cost
+from engine.reproduce.claims import VERDICTS
+
+
+def paper_module(name: str):
+    from engine.reproduce import PAPERS
+
+    return importlib.import_module(PAPERS[name])
+
+
+def paper_parts(name: str) -> tuple[str, ...]:
+    return tuple(paper_module(name).PARTS)
+
+
+def paper_runs(name: str) -> int:
+    module = paper_module(name)
+    return int(getattr(module, "PAPER_RUNS", getattr(module, "LANDMINE_RUNS", 2)))
+
+
+def paper_cost(name: str, parts, runs: int, *, repetitions: int | None = None) -> Cost:
+    """The price of reproducing ``parts`` of paper ``name`` with ``runs`` runs: its module's measured
+    ``SECONDS_PER_RUN`` per part and run (score tables and training included, none cached) and ``MEMORY_MB``."""
+    module = paper_module(name)
+    share = len(tuple(parts)) / max(1, len(module.PARTS))
+    seconds = module.SECONDS_PER_RUN * share * int(runs)
+    if repetitions is not None and hasattr(module, "SECONDS_PER_REPETITION"):
+        seconds += module.SECONDS_PER_REPETITION * int(repetitions)
+    return Cost(seconds=seconds, memory_mb=module.MEMORY_MB, field="runs", knobs=("runs", "parts"))
+
+
+def run_paper(name: str, parts=None, runs: int | None = None, seed: int = 0, progress=None, **options) -> dict:
+    """The reproduction of paper ``name`` (not ``dp-fts-de``) as plain data."""
+    module = paper_module(name)
+    return module.reproduce(tuple(parts or module.PARTS), runs=runs or module.PAPER_RUNS, seed=seed,
+                            progress=progress, **options)
+
+
+def _figures(claim: dict) -> list[str]:
+    """The figures or tables a stored claim is about (its ``figure`` field, else read from its source)."""
+    if claim.get("figure"):
+        return [claim["figure"]]
+    found = re.findall(r"(Fig\. \d+[a-z]?|Table \d+)", claim.get("source", ""))
+    return list(dict.fromkeys(found)) or ["other"]
+
+
+def summary_rows(payloads: dict) -> list[dict]:
+    """One row per (paper, figure): how many claims hold, are not significant and are reversed.
+
+    ``payloads`` maps a paper's name to its command-line output (``{"parts": {...}}``).
+    """
+    rows: dict[tuple, dict] = {}
+    for paper, payload in payloads.items():
+        for part_name, part in payload.get("parts", {}).items():
+            for claim in part.get("claims", []):
+                for figure in _figures(claim):
+                    row = rows.setdefault((paper, figure), {"paper": paper, "figure": figure, "part": part_name,
+                                                            "claims": 0, **{v: 0 for v in VERDICTS}})
+                    row["claims"] += 1
+                    row[claim["verdict"]] += 1
+    return list(rows.values())
+
+
+def claim_lines(payload: dict) -> list[str]:
+    """A readable list of every part's claims (what the command line prints on stderr)."""
+    lines = []
+    for part in payload["parts"].values():
+        lines.append(f"\n{part['title']} ({part.get('runs', '?')} runs, {part.get('seconds', 0):.0f} s)")
+        for c in part["claims"]:
+            n = c["numbers"]
+            lines.append(f"  [{c['verdict']:>15s}] {c['claim']}: {n['difference']:+.4f} (s.e. {n['stderr']:.4f})")
+    return lines

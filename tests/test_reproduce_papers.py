@@ -1,0 +1,140 @@
+"""The DP-HYPE and PO-GP-UCB reproductions: stand-ins, baselines, claims for every figure, verdicts from numbers."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pytest
+
+from engine.cli import main
+from engine.reproduce import PAPERS
+from engine.reproduce.claims import verdict_of
+from engine.reproduce.dp_hype import communication, data, data_cell, noise, simulation
+from engine.reproduce.papers import summary_rows
+
+
+def _fake_table(dataset, clients, alpha, seed):
+    """A score table where every client ranks candidate 7 first; test accuracies drawn from the seed."""
+    rng = np.random.default_rng(seed)
+    accuracy = rng.uniform(0.1, 0.9, 100)
+    local = rng.uniform(0, 0.5, (clients, 100))
+    local[:, 7] = 1.0
+    return {"local_accuracy": local, "local_loss": 1 - local, "test_accuracy": accuracy}
+
+
+def _figures(payload):
+    return {c["figure"] for part in payload["parts"].values() for c in part["claims"]}
+
+
+def _check_verdicts(payload):
+    for part in payload["parts"].values():
+        for claim in part["claims"]:
+            verdict, _ = verdict_of(claim["numbers"]["difference"], claim["numbers"]["stderr"])
+            assert claim["verdict"] == verdict, claim
+            assert claim["holds"] == (verdict == "holds")
+
+
+@pytest.mark.parametrize("name, rows, columns, classes", [("mnist-like", 75_000, 64, 10),
+                                                          ("cifar-like", 75_000, 64, 10),
+                                                          ("adult-like", 50_000, 74, 2)])
+def test_standins_have_the_papers_scale(name, rows, columns, classes):
+    from engine.hype.datasets import load_dataset, train_size
+    from engine.hype.standins import attribute_count
+
+    features, labels = load_dataset(name)
+    assert features.shape == (rows, columns) and len(np.unique(labels)) == classes
+    assert train_size(name) == int(rows * 0.8)          # 60,000 training points for the images (Table II)
+    if name == "adult-like":
+        assert attribute_count(name) == 14
+        assert np.isin(features[:, 6:], (0.0, 1.0)).all()              # one-hot categories
+        assert (features[:, 6:].sum(axis=1) == 8).all()                 # one level of each of 8 attributes
+        assert labels.mean() == pytest.approx(0.24, abs=0.01)
+
+
+def test_opt_is_the_best_candidate_randguess_the_mean_and_infinite_epsilon_no_noise():
+    cell = data_cell("digits", 20, None, runs=3, seed=4, votes=10, load_table=_fake_table)
+    for run in range(3):
+        table = _fake_table("digits", 20, None, 4 + run)["test_accuracy"]
+        assert cell["opt"][run] == pytest.approx(table.max())
+        assert cell["randguess"][run] == pytest.approx(table.mean())
+        # Without noise every vote elects the candidate all clients rank first.
+        assert cell["accuracy"]["inf"][run] == pytest.approx(table[7])
+    # With the paper's smallest epsilon the noise (sigma ~ 107 against 20 votes) picks other candidates.
+    assert cell["accuracy"]["0.1"] != pytest.approx(cell["accuracy"]["inf"])
+    rows = noise()["table"]
+    assert rows[-1]["epsilon"] is None and rows[-1]["sigma"] == 0.0
+
+
+def test_dp_hype_lists_a_claim_for_every_figure_and_every_verdict_follows_from_its_numbers():
+    parts = {"simulation": simulation(200, 0), "communication": communication(), "noise": noise(),
+             "data": data(2, 0, datasets=("digits",), votes=5, load_table=_fake_table)}
+    payload = {"paper": "dp-hype", "parts": parts}
+    assert _figures(payload) == {"Fig. 2a", "Fig. 2b", "Fig. 3", "Noise table", "Fig. 4", "Fig. 5", "Fig. 6",
+                                 "Fig. 9", "Fig. 10", "Fig. 11"}
+    _check_verdicts(payload)
+    assert len(parts["simulation"]["fig2b_success"]) == 6          # |H_good| = 2 ... 64 (128 > p)
+    json.dumps(payload)
+
+
+def test_reproduce_cli_dp_hype_light_parts(capsys):
+    assert main(["reproduce", "dp-hype", "--runs", "2", "--parts", "communication,noise", "--quiet"]) == 0
+    payload = json.loads(capsys.readouterr().out)
+    assert _figures(payload) == {"Fig. 3", "Noise table"}
+    assert main(["reproduce", "dp-hype", "--parts", "figures"]) == 2
+    assert "reproduction part" in capsys.readouterr().err
+
+
+def test_po_gp_ucb_lists_a_claim_for_every_figure_and_table(capsys):
+    assert main(["reproduce", "po-gp-ucb", "--runs", "2", "--quiet"]) == 0
+    payload = json.loads(capsys.readouterr().out)
+    assert _figures(payload) == {"Fig. 2a", "Fig. 2b", "Fig. 2c", "App. A"} | {f"Table {i}" for i in range(1, 10)}
+    _check_verdicts(payload)
+    # The branch claims hold exactly: the largest epsilon keeps distances, the others lift.
+    branch = [c for c in payload["parts"]["loan"]["claims"] if "keeps distances" in c["claim"]]
+    assert branch and branch[0]["verdict"] == "holds"
+    rows = summary_rows({"po-gp-ucb": payload})
+    assert sum(r["claims"] for r in rows) == sum(len(p["claims"]) for p in payload["parts"].values())
+
+
+@pytest.mark.parametrize("dataset, delta, keeps, lifts", [("loan-like", 1e-5, 2.9, (2.0, 1.0)),
+                                                          ("property-like", 1e-4, 2.8, (1.0, 0.5))])
+def test_loan_and_property_standins_reach_both_branches(dataset, delta, keeps, lifts):
+    from engine.pogpucb.config import PoConfig
+    from engine.pogpucb.runner import curator_summary
+    from engine.pogpucb.tasks import build_task
+
+    task = build_task(dataset)
+    assert (task.n, task.d) == {"loan-like": (36_000, 3), "property-like": (2_004, 2)}[dataset]
+    assert np.linalg.norm(task.X, axis=1).max() == pytest.approx(25.0)
+    assert curator_summary(PoConfig(dataset=dataset, epsilon=math.exp(keeps), delta=delta, r=15)).preserves
+    for e in lifts:
+        assert not curator_summary(PoConfig(dataset=dataset, epsilon=math.exp(e), delta=delta, r=15)).preserves
+
+
+def test_every_paper_is_registered_once():
+    assert {"dp-fts-de", "dp-hype", "po-gp-ucb"} <= set(PAPERS)
+    assert all(value.startswith("engine.reproduce.") for value in PAPERS.values())
+
+
+def test_reproduce_all_runs_every_registered_paper_and_sums_up_their_claims(capsys, monkeypatch):
+    import engine.cli.reproduce as cli
+
+    ran = []
+
+    def fake_paper(paper, parts, runs=None, seed=0, progress=None, **options):
+        ran.append((paper, runs))
+        claim = {"claim": "x", "source": "Sec. 1, Fig. 1", "figure": "Fig. 1", "holds": True, "verdict": "holds",
+                 "numbers": {"difference": 1.0, "stderr": 0.1}}
+        return {"paper": paper, "parts": {"p": {"title": "t", "runs": runs, "claims": [claim]}}}
+
+    monkeypatch.setattr(cli, "run_paper", fake_paper)
+    monkeypatch.setattr(cli, "_dp_fts_de", lambda args, parts, workers: {"paper": "dp-fts-de", "parts": {}})
+    monkeypatch.setattr(cli, "cost", lambda args: None)
+    assert main(["reproduce", "all", "--runs", "3", "--quiet"]) == 0
+    payload = json.loads(capsys.readouterr().out)
+    assert set(payload["papers"]) == set(PAPERS)
+    # --runs is a scale: at most each paper's own count.
+    assert sorted(ran) == sorted((p, 3) for p in PAPERS if p != "dp-fts-de")
+    assert [r["paper"] for r in payload["summary"]] == [p for p in PAPERS if p != "dp-fts-de"]
