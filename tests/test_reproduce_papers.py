@@ -130,11 +130,11 @@ def test_reproduce_all_runs_every_registered_paper_and_sums_up_their_claims(caps
         return {"paper": paper, "parts": {"p": {"title": "t", "runs": runs, "claims": [claim]}}}
 
     monkeypatch.setattr(cli, "run_paper", fake_paper)
-    monkeypatch.setattr(cli, "_dp_fts_de", lambda args, parts, workers: {"paper": "dp-fts-de", "parts": {}})
+    monkeypatch.setattr(cli, "_fbo_paper", lambda args, paper, parts, workers: {"paper": paper, "parts": {}})
     monkeypatch.setattr(cli, "cost", lambda args: None)
     assert main(["reproduce", "all", "--runs", "3", "--quiet"]) == 0
     payload = json.loads(capsys.readouterr().out)
     assert set(payload["papers"]) == set(PAPERS)
     # --runs is a scale: at most each paper's own count.
-    assert sorted(ran) == sorted((p, 3) for p in PAPERS if p != "dp-fts-de")
-    assert [r["paper"] for r in payload["summary"]] == [p for p in PAPERS if p != "dp-fts-de"]
+    assert sorted(ran) == sorted((p, 3) for p in PAPERS if p not in cli.FBO_PAPERS)
+    assert [r["paper"] for r in payload["summary"]] == [p for p in PAPERS if p not in cli.FBO_PAPERS]

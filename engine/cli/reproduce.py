@@ -165,7 +165,9 @@ def cost(args) -> Cost:
     total = sweep_cost(cells, processes, processes=processes > 1, shared=shared) if cells else Cost(0.0, 0.0, "runs")
     total = replace(total, seconds=total.seconds + sum(c.seconds for c in serial),
                     memory_mb=max([total.memory_mb] + [c.memory_mb for c in serial]))
-    knobs = ("runs", "synthetic_runs") if "dp-fts-de" in papers and "landmine" in papers["dp-fts-de"] else ("runs",)
+    knobs = ("runs",)
+    if "dp-fts-de" in papers:
+        knobs = ("runs", "synthetic_runs") if "landmine" in papers["dp-fts-de"] else ("synthetic_runs",)
     if args.paper == "fts":
         knobs = ("runs", "functions")
     return replace(total, field=knobs[0], knobs=knobs + ("parts",),
