@@ -55,7 +55,7 @@ from engine.fbo.records import FboResult, IterationRecord
 from engine.fbo.schedules import one_minus_pt
 from engine.fbo.server import aggregate_batch
 from engine.fbo.subregions import Subregions
-from engine.fbo.weights import subregion_weights
+from engine.fbo.weights import region_weights
 from engine.objectives import build_objective
 from engine.objectives.base import Objective
 from engine.surrogate import sample_features
@@ -216,7 +216,7 @@ class Simulation:
         borrowed = step = weights = None
 
         if cfg.uses_server and t <= self.releases_allowed:
-            weights = subregion_weights(self.assignment, self.P, t, a=cfg.weight_a, schedule=cfg.weight_schedule,
+            weights = region_weights(self.assignment, self.P, t, a=cfg.weight_a, schedule=cfg.weight_schedule,
                                         mode=cfg.weights)
             step = aggregate_batch(self._sent, weights, q=cfg.q, z=self.z, S=cfg.S, rng=rng,
                                    private=cfg.is_private, sampling=cfg.sampling)
@@ -237,9 +237,9 @@ class Simulation:
             index = np.where(use_other, AgentPool.acquire(candidates.phi, borrowed), index)
         if step is not None:
             # argmax_x phi(x)^T omega^(i[x]): score every candidate with its own sub-region's vector.
-            region = candidates.region
-            per_region = np.matmul(step.broadcast, np.swapaxes(candidates.phi, 1, 2))  # (R, P, C)
-            shared = np.argmax(per_region[:, region, np.arange(len(region))], axis=1)  # (R,)
+            # Only each candidate's own sub-region is scored: R C M work, never the (R, P, C) table.
+            own_vector = step.broadcast[:, candidates.region, :]                          # (R, C, M)
+            shared = np.argmax(np.einsum("rcm,rcm->rc", own_vector, candidates.phi), axis=1)  # (R,)
             index = np.where(use_other, shared[:, None], index)
         index = self.pool.avoid_repeats(index, rng)
         self.pool.query(self.domain.to_choice(candidates, index), rng)

@@ -17,7 +17,7 @@ from engine.fbo.config import FboConfig
 from engine.fbo.plan import resolve_agents
 from engine.fbo.simulation import Simulation
 from engine.fbo.subregions import Subregions
-from engine.fbo.weights import subregion_weights
+from engine.fbo.weights import region_weights
 from engine.validation import check_int
 
 MAX_ROUND = 40
@@ -62,7 +62,7 @@ def server_round(config: FboConfig) -> ServerRound:
     phi = sim.domain.phi[0]                         # (C, M) features of the candidate grid, run 0
     lows, highs = sim.subregions.bounds(np.arange(sim.P))
     return ServerRound(vectors=step.vectors, selected=step.selected, clipped=step.clipped,
-                       clipped_vectors=step.clipped_vectors, weights=step.weights, signal=step.signal,
+                       clipped_vectors=step.clipped_vectors, weights=np.asarray(step.weights), signal=step.signal,
                        noise=step.noise, noise_std=step.noise_std, broadcast=step.broadcast,
                        assignment=sim.assignment, x=sim.domain.X[:, 0], clean_f=step.signal @ phi.T,
                        noisy_f=step.broadcast @ phi.T,
@@ -125,7 +125,7 @@ def noise_schedule(config: FboConfig, iterations: int | None = None) -> NoiseSch
     P = config.n_subregions
     assignment = Subregions(P, 1).assign(n_agents)
     ts = np.arange(1, T + 1)
-    phi_max = np.array([subregion_weights(assignment, P, int(t), a=config.weight_a, schedule=config.weight_schedule,
-                                          mode=config.weights).max() for t in ts])
+    phi_max = np.array([region_weights(assignment, P, int(t), a=config.weight_a, schedule=config.weight_schedule,
+                                       mode=config.weights).max() for t in ts])
     return NoiseSchedule(ts, phi_max, config.z * phi_max * config.S / config.q,
                          float(config.z * config.S / (n_agents * config.q)), n_agents, P)
