@@ -163,7 +163,9 @@ class Simulation:
         features = sample_features(R, self.objective.dim, cfg.features, self.lengthscale, rng)
         self.subregions = Subregions(self.P, self.objective.dim)
         self.assignment = self.subregions.assign(N)
+        checkpoint()
         self.domain = make_domain(self.objective, features, self.subregions)
+        checkpoint()
         self._variant = cfg.fts_variant if cfg.algorithm == "fts" else None
 
         if self._variant == "target":
@@ -183,8 +185,10 @@ class Simulation:
             self._used = np.zeros((R, N), dtype=int)
 
         self.pool = self._agent_pool(sends=cfg.uses_server or self._variant == "concurrent")
+        checkpoint()
         local = cfg.uses_de and cfg.local_exploration and self.P > 1
         self.pool.initialise(self.assignment if local else None, cfg.n_init, rng)
+        checkpoint()
         self._t = 0
         self._draw_vectors(0)
         return IterationRecord(algorithm=cfg.algorithm, iteration=0, metric=self.pool.metric,
@@ -231,8 +235,11 @@ class Simulation:
             borrowed = np.take_along_axis(self._messages, partner[:, :, None], axis=1)
             self._used += use_other
 
+        # A checkpoint between the stages of an iteration: with many agents each takes a good part of a second.
+        checkpoint()
         candidates = self.domain.candidates(rng)
         index = self.pool.own_choice(candidates, rng, ~use_other)                    # (R, N)
+        checkpoint()
         if borrowed is not None:
             index = np.where(use_other, AgentPool.acquire(candidates.phi, borrowed), index)
         if step is not None:
@@ -242,7 +249,9 @@ class Simulation:
             shared = np.argmax(np.einsum("rcm,rcm->rc", own_vector, candidates.phi), axis=1)  # (R,)
             index = np.where(use_other, shared[:, None], index)
         index = self.pool.avoid_repeats(index, rng)
+        checkpoint()
         self.pool.query(self.domain.to_choice(candidates, index), rng)
+        checkpoint()
         self._t = t
         self._draw_vectors(t)
         return self._record(t, step, weights)
