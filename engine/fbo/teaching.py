@@ -31,7 +31,7 @@ class ServerRound:
     selected: np.ndarray         # (N,) picked this round
     clipped: np.ndarray          # (N,) clipped (among the picked)
     clipped_vectors: np.ndarray  # (N, M) after clipping to S / sqrt(P)
-    weights: np.ndarray          # (P, N) phi_n^(i)
+    weights: object              # (P, N) phi_n^(i), compact (engine.fbo.weights.RegionWeights)
     signal: np.ndarray           # (P, M) weighted sums before noise
     noise: np.ndarray            # (P, M) the noise added
     noise_std: float             # z phi_max S / q
@@ -62,7 +62,7 @@ def server_round(config: FboConfig) -> ServerRound:
     phi = sim.domain.phi[0]                         # (C, M) features of the candidate grid, run 0
     lows, highs = sim.subregions.bounds(np.arange(sim.P))
     return ServerRound(vectors=step.vectors, selected=step.selected, clipped=step.clipped,
-                       clipped_vectors=step.clipped_vectors, weights=np.asarray(step.weights), signal=step.signal,
+                       clipped_vectors=step.clipped_vectors, weights=step.weights, signal=step.signal,
                        noise=step.noise, noise_std=step.noise_std, broadcast=step.broadcast,
                        assignment=sim.assignment, x=sim.domain.X[:, 0], clean_f=step.signal @ phi.T,
                        noisy_f=step.broadcast @ phi.T,
