@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import streamlit as st
 
+from ui.kit.reruns import install as install_rerun_limit
+
 from ui.kit.routes import (
     ACCOUNTANT,
     APP_TITLE,
@@ -94,6 +96,7 @@ def home() -> None:
                "The same engine runs headless: `python -m engine fbo --help`.")
 
 
+install_rerun_limit()       # one session's reruns are coalesced: a flood of them cannot stall the server
 app_settings()
 
 st.navigation(menu_pages(home)).run()

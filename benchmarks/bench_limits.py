@@ -41,6 +41,9 @@ CASES = [
     ("fbo", dict(agents=20, iterations=30, runs=2, own_features=1000)),
     ("fbo", dict(agents=50, iterations=30, runs=3, own_sampler="pathwise", refit_every=5)),
     ("fbo", dict(agents=200, iterations=40, runs=5, own_sampler="shared")),
+    ("fbo", dict(algorithm="dp-fts-de", agents=8000, P=8000, iterations=5, runs=1, features=1, n_init=1,
+                 own_sampler="shared")),
+    ("audit", dict(agents=10000, P=10000, features=2, trials=100, steps=1)),
     ("teaching", dict(agents=100, P=2, t=3, q=0.5, z=1.0, S=11.0, seed=0)),
     ("teaching", dict(agents=20000, P=2, t=3, q=0.5, z=1.0, S=11.0, seed=0)),
     ("accountant", dict(steps=40, accountants=["ma", "rdp", "pld"])),
@@ -59,7 +62,7 @@ CASES = [
     ("upload", dict(rows=50_000)),
     ("sweep", dict(tool="hype", base=dict(repetitions=300), axes=[["epsilon", [0.5, 1.0]]], runs=2)),
 ]
-QUICK = [0, 1, 12, 14, 16, 19, 22, 24, 25, 28]
+QUICK = [0, 1, 12, 14, 15, 16, 18, 21, 24, 26, 27, 30]
 
 # Runs one case in this child process: the work after the imports, its CPU time and the peak RSS it added.
 # The peak is the kernel's high-water mark (VmHWM), reset after the imports: ru_maxrss would also count the
@@ -109,6 +112,33 @@ def work_of(tool: str, kw: dict):
 
         config = FboConfig(**kw)
         return lambda: run_fbo(config, build_objective(config.dataset, n_agents=config.agents, alpha=config.alpha))
+    if tool == "fbo-lines":
+        from engine.fbo import FboConfig, Simulation
+        from engine.objectives import build_objective
+
+        configs = [FboConfig(**line) for line in kw["lines"]]
+
+        def lines():
+            # as the Federated BO page runs compared lines: one objective per task, every line's records kept
+            objectives, results = {}, []
+            for config in configs:
+                key = (config.dataset, config.agents, config.alpha, config.objective_seed, config.domain)
+                if key not in objectives:
+                    objectives[key] = build_objective(config.dataset, n_agents=config.agents, alpha=config.alpha,
+                                                      seed=config.objective_seed, domain=config.domain)
+                sim = Simulation(config, objectives[key])
+                for record in sim:
+                    record.server_step = None
+                results.append(sim.result())
+            return results
+        return lines
+    if tool == "audit":
+        from engine.audit import run_audit
+        from engine.audit.config import ServerAudit, VoteAudit
+
+        settings = {k: v for k, v in kw.items() if k != "mechanism"}
+        config = (VoteAudit if kw.get("mechanism") == "hype-votes" else ServerAudit)(**settings)
+        return lambda: run_audit(config)
     if tool == "teaching":
         from engine.fbo.teaching import server_round, teaching_config
 
@@ -158,6 +188,16 @@ def estimate(tool: str, kw: dict):
         from engine.fbo.plan import plan_cost
 
         return plan_cost(FboConfig(**kw))
+    if tool == "fbo-lines":
+        from engine.fbo import FboConfig
+        from engine.fbo.plan import lines_cost
+
+        return lines_cost([FboConfig(**line) for line in kw["lines"]])
+    if tool == "audit":
+        from engine.audit.config import ServerAudit, VoteAudit
+
+        settings = {k: v for k, v in kw.items() if k != "mechanism"}
+        return limits.audit_cost((VoteAudit if kw.get("mechanism") == "hype-votes" else ServerAudit)(**settings))
     if tool == "teaching":
         from engine.fbo.teaching import teaching_config
 

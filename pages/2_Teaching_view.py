@@ -22,7 +22,7 @@ from ui.fbo.teaching_figures import (
     weights_bar_figure,
 )
 from ui.fbo import teaching_controls as controls
-from ui.kit.compute import compute
+from ui.kit.compute import pooled
 from ui.kit.opening import open_page
 from ui.kit.presenter import presenter_toggle, presenter_wanted, slide_nav
 from ui.kit.routes import TEACHING
@@ -33,9 +33,21 @@ STEPS = ["The agents' vectors", "Subsampling", "Clipping", "Weighted sums per su
          "Back to functions", "More noise than DP-FTS, early on"]
 
 
-@st.cache_data(show_spinner=False, max_entries=64)
+# A few rounds shared by every session ("Draw another round" makes a new one each time): each keeps its
+# vectors (N x M) and candidate functions, so the entries are few.
+@st.cache_data(show_spinner=False, max_entries=8)
 def cached_round(config):
     return server_round(config)
+
+
+def this_round(config):
+    """The round of ``config``: kept in the session for its reruns, else computed in the run pool."""
+    kept = st.session_state.get(PREFIX + "round")
+    if kept is not None and kept[0] == config:
+        return kept[1]
+    rnd = pooled(cached_round, config)
+    st.session_state[PREFIX + "round"] = (config, rnd)
+    return rnd
 
 
 slots = ErrorSlots()
@@ -76,7 +88,7 @@ try:
     config = teaching_config(**{name: values[name] for name in PARAMS if name != "present"})
     check(fbo_cost(config, config.agents), what="This round")
     with st.spinner("Running a few iterations..."):
-        rnd = compute(cached_round, config)
+        rnd = this_round(config)
 except ConfigError as err:
     slots.show(err)
     st.stop()

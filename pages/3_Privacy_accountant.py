@@ -11,7 +11,7 @@ import streamlit as st
 
 from engine.privacy import ACCOUNTANT_LABELS, ACCOUNTANTS, SAMPLING, default_delta, fixed_sample_size, supports
 from engine.privacy.accountants import PLD_STEPWISE, check_noise, curve_counts
-from engine.limits import accountant_cost, check
+from engine.limits import LIGHT_SECONDS, accountant_cost, check
 from engine.validation import ConfigError, check_int, check_positive, check_probability_open, check_range
 from ui.privacy.questions import MAX_STEPS, SOLVE_LABELS, fig2_table, solve_live
 from ui.privacy import controls
@@ -20,7 +20,7 @@ from ui.kit.charts import show
 from ui.kit.errors import ErrorSlots
 from ui.kit.opening import open_page
 from ui.kit.presenter import presenter_toggle, presenter_wanted, slide_nav
-from ui.kit.compute import compute
+from ui.kit.compute import compute, pooled
 from ui.privacy.figures import epsilon_vs_steps_figure
 from ui.kit.routes import ACCOUNTANT
 from ui.kit.tables import readable
@@ -149,14 +149,16 @@ for acc in (acc for acc in ACCOUNTANTS if supports(acc, setting["sampling"])):
     except ConfigError as err:
         refused[acc] = str(err)
 try:
-    check(accountant_cost(setting["steps"], usable, z=setting["z"]), what="This accounting")
+    price = check(accountant_cost(setting["steps"], usable, z=setting["z"]), what="This accounting")
 except ConfigError as err:
     slots.show(err)
     st.stop()
+# Light accounting is computed at once; more than the light budget waits for a place among the heavy runs.
+run = compute if price.seconds <= LIGHT_SECONDS else pooled
 with st.spinner("Accounting (PLD takes a second the first time)..."):
     for acc in usable:
         try:
-            curves[acc], eps[acc] = compute(account, acc)
+            curves[acc], eps[acc] = run(account, acc)
         except ConfigError as err:    # e.g. PLD with very little noise
             refused[acc] = str(err)
 

@@ -16,11 +16,11 @@ from engine.hosting import dask_scheduler
 from engine.objectives import dataset_label
 from engine.objectives.registry import data_status
 from engine.paths import cache_dir
-from engine.sweep import SweepSummary, get_adapter, iter_sweep, read_upload, spec_cost, summarise, varied_parameters
-from engine.sweep.analysis import (ALL_PAIRS_MAX_SETTINGS, is_full_grid, lower_is_better, pair_differences,
-                                   setting_params, ties)
+from engine.sweep import SweepSummary, get_adapter, iter_sweep, read_upload, spec_cost
+from engine.sweep.analysis import (ALL_PAIRS_MAX_SETTINGS, is_full_grid, setting_params)
 from engine.validation import ConfigError
 from ui.sweep import controls
+from ui.sweep.analysis import digest, table_analysis
 from ui.kit.charts import show
 from ui.kit.downloads import csv_bytes
 from ui.kit.errors import ErrorSlots
@@ -115,7 +115,8 @@ with upload_tab:
     if upload is not None and st.session_state.get("sw_upload_id") != upload.file_id:
         try:
             limit_mb = float(st.get_option("server.maxUploadSize"))
-            table = compute(read_upload, io.BytesIO(upload.getvalue()), upload.name, max_bytes=int(limit_mb * 2**20))
+            data = upload.getvalue()
+            table = compute(read_upload, io.BytesIO(data), upload.name, max_bytes=int(limit_mb * 2**20))
         except ConfigError as err:
             st.error(str(err), icon=":material/error:")
         else:
@@ -123,7 +124,7 @@ with upload_tab:
             failures = table.loc[table["error"].notna(), ["setting", "error"]].drop_duplicates() \
                 if "error" in table else pd.DataFrame()
             st.session_state[controls.RESULT_KEY] = dict(
-                table=table, label=f"Uploaded table {upload.name}", source="upload", dataset=None,
+                table=table, label=f"Uploaded table {upload.name}", source="upload", dataset=None, digest=digest(data),
                 failures=[dict(setting=s, error=e) for s, e in failures.to_numpy()])
 
 
@@ -136,9 +137,8 @@ def show_results(result: dict) -> None:
     if table is None or not len(table):
         st.info("The sweep produced no rows.")
         return
-    summary = summarise(table)
-    varied = varied_parameters(table)
-    lower = lower_is_better(table)
+    analysis = table_analysis(result)       # once per table, not on every rerun
+    summary, varied, lower = analysis.summary, analysis.varied, analysis.lower
     ok = table[table["error"].isna()] if "error" in table else table
     metric = str(ok["metric"].iloc[0]) if "metric" in ok and len(ok) else "utility"
     tool = str(table["tool"].iloc[0]) if "tool" in table else "fbo"
@@ -154,7 +154,7 @@ def show_results(result: dict) -> None:
     if not summary["utility"].notna().any():
         st.info("No setting finished: every cell failed, so there is no frontier to draw. The failures are "
                 "listed above; lower what they name and run the sweep again.", icon=":material/info:")
-    tied = ties(pair_differences(table))
+    tied = analysis.tied
     if int((~summary["reference"]).sum()) > ALL_PAIRS_MAX_SETTINGS:
         st.caption(f"More than {ALL_PAIRS_MAX_SETTINGS} settings: only neighbours along each line are compared "
                    "for \"within 1 s.e. of\".")

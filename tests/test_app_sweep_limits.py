@@ -49,3 +49,35 @@ def test_a_table_past_the_styler_cell_limit_shows_a_bounded_part_and_says_so(app
     shown = app.dataframe[-1].value
     assert len(shown) < rows and len(shown) * len(shown.columns) <= 262_144
     assert any(f"of the {rows:,} rows" in c.value for c in app.caption)
+
+
+def test_an_uploaded_table_is_read_and_analysed_once_not_on_every_rerun(app, monkeypatch):
+    import engine.sweep as upload_module      # the page imports read_upload from here on every run
+    import ui.sweep.analysis as analysis
+
+    calls = {"summarise": 0, "pairs": 0}
+    summarise, pairs = analysis.summarise, analysis.pair_differences
+
+    def counted_summarise(table):
+        calls["summarise"] += 1
+        return summarise(table)
+
+    def counted_pairs(table, *args, **kwargs):
+        calls["pairs"] += 1
+        return pairs(table, *args, **kwargs)
+
+    monkeypatch.setattr(analysis, "summarise", counted_summarise)
+    monkeypatch.setattr(analysis, "pair_differences", counted_pairs)
+    table = pd.DataFrame({"setting": [f"q={q}" for q in (0.1, 0.1, 0.2, 0.2)], "q": [0.1, 0.1, 0.2, 0.2],
+                          "utility": [0.3, 0.31, 0.2, 0.22], "privacy_loss": [1.0, 1.0, 2.0, 2.0],
+                          "run": [0, 1, 0, 1]})
+    _upload(app, "small.csv", table)
+    assert not app.exception, app.exception
+    assert calls == {"summarise": 1, "pairs": 1}
+    read = upload_module.read_upload
+    monkeypatch.setattr(upload_module, "read_upload", lambda *a, **k: pytest.fail("read again on a rerun"))
+    for _ in range(3):        # a toggle, a click: reruns of the same page with the same file
+        app.run()
+        assert not app.exception, app.exception
+    assert calls == {"summarise": 1, "pairs": 1}
+    monkeypatch.setattr(upload_module, "read_upload", read)

@@ -3,7 +3,7 @@
 What runs
     The engine's own :func:`engine.fbo.server.aggregate_batch` (called through
     the module, so a patched or broken mechanism is the one audited), once per
-    release t = 1..T with the weights :func:`engine.fbo.weights.subregion_weights`
+    release t = 1..T with the weights :func:`engine.fbo.weights.region_weights`
     gives iteration t, exactly as :class:`engine.fbo.Simulation` calls both;
     the agents explore sub-regions round-robin (``Subregions.assign``). The
     negative control multiplies z, i.e. the noise actually added, by
@@ -75,7 +75,7 @@ from engine.audit.config import ServerAudit
 from engine.limits.audit import chunk_trials
 from engine.fbo import server
 from engine.fbo.subregions import Subregions
-from engine.fbo.weights import subregion_weights
+from engine.fbo.weights import region_weights
 from engine.privacy import epsilon, epsilon_of_event, fixed_sample_size
 
 STATISTIC = "exact log-likelihood ratio of the canary's selection mixture, summed over releases"
@@ -96,12 +96,13 @@ class ServerGame:
         self.config = cfg = config
         N, P, M, T = cfg.agents, cfg.P, cfg.features, cfg.steps
         assignment = Subregions(P, 1).assign(N)
-        self.weights = np.stack([subregion_weights(assignment, P, t, a=cfg.weight_a, schedule=cfg.weight_schedule,
-                                                   mode=cfg.weights) for t in range(1, T + 1)])       # (T, P, N)
-        phi_max = self.weights.max(axis=(1, 2))
-        reach = (np.linalg.norm(self.weights, axis=1) / phi_max[:, None]) ** 2                      # (T, N)
+        # Compact weights (two values per sub-region): T rounds cost O(T (P + N)), never T x P x N.
+        self.weights = [region_weights(assignment, P, t, a=cfg.weight_a, schedule=cfg.weight_schedule,
+                                       mode=cfg.weights) for t in range(1, T + 1)]
+        phi_max = np.array([w.max() for w in self.weights])
+        reach = (np.stack([w.agent_norms() for w in self.weights]) / phi_max[:, None]) ** 2          # (T, N)
         self.canary = int(np.argmax(reach.sum(axis=0)))
-        phi_c = self.weights[:, :, self.canary]                                                       # (T, P)
+        phi_c = np.stack([w.column(self.canary) for w in self.weights])                               # (T, P)
         self.directions = phi_c / np.linalg.norm(phi_c, axis=1, keepdims=True)
 
         clip = cfg.S / math.sqrt(P)
@@ -124,7 +125,7 @@ class ServerGame:
         self.p_selected = fixed_sample_size(cfg.q, N) / N if self.replace_one else cfg.q
         self.log_p = math.log(self.p_selected)
         self.log_not_p = math.log1p(-self.p_selected) if self.p_selected < 1 else -math.inf
-        self.chunk_trials = chunk_trials(N * M, T)
+        self.chunk_trials = chunk_trials((N + P) * M, T)   # as engine.limits.audit prices it
         self.neighbours = ("replace-one: the canary agent's vector c or -c (fixed-size sampling)" if self.replace_one
                            else "add/remove-one: the canary agent present or absent (Poisson sampling)")
         self.statistic = STATISTIC

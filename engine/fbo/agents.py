@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from engine.cancel import work_slices
+from engine.cancel import checkpoint, work_slices
 from engine.fbo.domain import Candidates, Domain, TableDomain
 from engine.surrogate import OwnGp, SeHyperparameters
 from engine.surrogate.blr import batched_blr
@@ -80,6 +80,7 @@ class AgentPool:
         if self.shared is not None:
             phi = self.domain.features_at(choice).reshape(K, n, self.n_features)
             self.shared.add_batch(phi, y.reshape(K, n))
+            checkpoint()
         if self.own is not None:
             X = self.domain.coordinates(choice).reshape(K, n, -1)
             self.own.add_batch(X, y.reshape(K, n))

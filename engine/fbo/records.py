@@ -26,7 +26,7 @@ class ServerStep:
     selected: np.ndarray         # (N,) bool, the subsample S_t
     clipped: np.ndarray          # (N,) bool, selected and norm > S / sqrt(P)
     clipped_vectors: np.ndarray  # (N, M) after clipping (unselected rows are the raw vectors)
-    weights: np.ndarray          # (P, N) phi_n^(i), each row sums to 1
+    weights: object              # (P, N) phi_n^(i), each row sums to 1 (a compact RegionWeights in a run)
     signal: np.ndarray           # (P, M) sum_n in S_t phi_n^(i) / q * clipped omega_n
     noise: np.ndarray            # (P, M) Gaussian noise added (zeros without DP)
     noise_std: float             # z * phi_max * S / q (0 without DP)
@@ -50,7 +50,7 @@ class IterationRecord:
     released: bool = False                  # the server released a vector in this iteration
     n_selected: np.ndarray | None = None    # (R,) agents selected per run
     clipped_fraction: float | None = None   # share of selected vectors clipped, over all runs
-    weights: np.ndarray | None = None       # (P, N) sub-region weights used in this iteration
+    weights: object | None = None           # (P, N) sub-region weights of this iteration (RegionWeights: O(P + N))
     server_step: ServerStep | None = None   # the first run's server round, when one happened
 
     @property

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from engine.fbo.records import ServerStep
+from engine.fbo.weights import RegionWeights
 from engine.privacy import SAMPLING, fixed_sample_size
 from engine.validation import ConfigError, check_choice, check_positive, check_range
 
@@ -67,6 +68,13 @@ def select_agents(n_runs: int, n_agents: int, q: float, rng: np.random.Generator
     return selected
 
 
+def _combine(weights, vectors: np.ndarray) -> np.ndarray:
+    """sum_n phi_n^(i) vectors[r, n]: (R, P, M); compact weights never build the (P, N) matrix."""
+    if isinstance(weights, RegionWeights):
+        return weights.combine(vectors)
+    return np.einsum("pn,rnm->rpm", weights, vectors)
+
+
 def aggregate_batch(vectors: np.ndarray, weights: np.ndarray, *, q: float, z: float, S: float,
                     rng: np.random.Generator, private: bool, sampling: str = "poisson") -> BatchServerStep:
     """One server round for R runs.
@@ -75,8 +83,8 @@ def aggregate_batch(vectors: np.ndarray, weights: np.ndarray, *, q: float, z: fl
     ----------
     vectors : (R, N, M) array
         omega_{n,t} sent by every agent of every run.
-    weights : (P, N) array
-        phi_n^(i); each row sums to 1.
+    weights : (P, N) array or RegionWeights
+        phi_n^(i); each row sums to 1 (:class:`RegionWeights` keeps it in O(P + N)).
     q, z, S : float
         Sampling probability, noise multiplier, clipping threshold.
     rng : numpy.random.Generator
@@ -89,7 +97,8 @@ def aggregate_batch(vectors: np.ndarray, weights: np.ndarray, *, q: float, z: fl
     BatchServerStep
     """
     vectors = np.asarray(vectors, dtype=float)
-    weights = np.asarray(weights, dtype=float)
+    if not isinstance(weights, RegionWeights):
+        weights = np.asarray(weights, dtype=float)
     if vectors.ndim != 3 or weights.ndim != 2 or weights.shape[1] != vectors.shape[1]:
         raise ConfigError(f"Server input shapes do not match: vectors {vectors.shape}, weights {weights.shape}.")
     R, N, M = vectors.shape
@@ -97,7 +106,7 @@ def aggregate_batch(vectors: np.ndarray, weights: np.ndarray, *, q: float, z: fl
     if not private:
         selected = np.ones((R, N), dtype=bool)
         clipped = np.zeros((R, N), dtype=bool)
-        signal = np.einsum("pn,rnm->rpm", weights, vectors)
+        signal = _combine(weights, vectors)
         noise = np.zeros((R, P, M))
         return BatchServerStep(vectors, selected, clipped, vectors, weights, signal, noise, 0.0, signal.copy())
     q = check_range("q", q, 0, 1, low_open=True)
@@ -111,7 +120,7 @@ def aggregate_batch(vectors: np.ndarray, weights: np.ndarray, *, q: float, z: fl
     clipped = selected & (norms > threshold)
     clipped_vectors = vectors * scale[:, :, None]
     # Line 10: omega^(i) = sum over selected n of phi_n^(i) / q * clipped omega_n.
-    signal = np.einsum("pn,rnm->rpm", weights / q, clipped_vectors * selected[:, :, None])
+    signal = _combine(weights, clipped_vectors * selected[:, :, None]) / q
     # Line 11: noise std z * phi_max * S / q, phi_max over all sub-regions and agents.
     noise_std = float(z * weights.max() * S / q)
     noise = rng.normal(0.0, noise_std, size=(R, P, M))

@@ -58,7 +58,7 @@ from engine.fbo.schedules import one_minus_pt
 from engine.fbo.server import aggregate_batch
 from engine.fbo.subregions import Subregions
 from engine.fbo.target import TargetSetting
-from engine.fbo.weights import subregion_weights
+from engine.fbo.weights import region_weights
 from engine.objectives import build_objective
 from engine.objectives import fts_synthetic
 from engine.objectives.base import Objective
@@ -175,7 +175,9 @@ class Simulation:
         features = sample_features(R, self.objective.dim, cfg.features, self.lengthscale, rng)
         self.subregions = Subregions(self.P, self.objective.dim)
         self.assignment = self.subregions.assign(N)
+        checkpoint()
         self.domain = make_domain(self.objective, features, self.subregions)
+        checkpoint()
         self._variant = cfg.fts_variant if cfg.algorithm == "fts" else None
         self.target_setting = None
         if cfg.in_target_setting:
@@ -187,6 +189,7 @@ class Simulation:
             self.assignment = self.subregions.assign(self.domain.n_agents)
 
         self.pool = self._agent_pool(sends=cfg.uses_server or self._variant == "concurrent")
+        checkpoint()
         local = cfg.uses_de and cfg.local_exploration and self.P > 1
         # In the FTS paper's setting the targets' initial inputs come from their own stream, so lines that
         # differ in M (whose random features are drawn first) still start from the same inputs: paired runs.
@@ -194,6 +197,7 @@ class Simulation:
         own_stream = self.target_setting is not None or self._variant == "concurrent"
         init_rng = np.random.default_rng([cfg.seed, INITIAL_STREAM]) if own_stream else rng
         self.pool.initialise(self.assignment if local else None, cfg.n_init, init_rng)
+        checkpoint()
         self._t = 0
         self._draw_vectors(0)
         return IterationRecord(algorithm=cfg.algorithm, iteration=0, metric=self.pool.metric,
@@ -226,7 +230,7 @@ class Simulation:
         borrowed = step = weights = None
 
         if cfg.uses_server and t <= self.releases_allowed:
-            weights = subregion_weights(self.assignment, self.P, t, a=cfg.weight_a, schedule=cfg.weight_schedule,
+            weights = region_weights(self.assignment, self.P, t, a=cfg.weight_a, schedule=cfg.weight_schedule,
                                         mode=cfg.weights)
             step = aggregate_batch(self._sent, weights, q=cfg.q, z=self.z, S=cfg.S, rng=rng,
                                    private=cfg.is_private, sampling=cfg.sampling)
@@ -237,21 +241,26 @@ class Simulation:
             use_other = rng.random((R, N)) < one_minus_pt(cfg.pt_schedule, max(t, 2), constant=cfg.pt_constant)
             partner = (np.arange(N) + rng.integers(1, N, size=(R, N))) % N          # uniform over the others
             borrowed = np.take_along_axis(self._sent, partner[:, :, None], axis=1)
+        # A checkpoint between the stages of an iteration: with many agents each takes a good part of a second.
+        checkpoint()
         candidates = self.domain.candidates(rng)
         if self.target_setting is not None:
             index = self.target_setting.choose(t, self.pool, candidates, rng)
         else:
             index = self.pool.own_choice(candidates, rng, ~use_other)                # (R, N)
+        checkpoint()
         if borrowed is not None:
             index = np.where(use_other, AgentPool.acquire(candidates.phi, borrowed), index)
         if step is not None:
             # argmax_x phi(x)^T omega^(i[x]): score every candidate with its own sub-region's vector.
-            region = candidates.region
-            per_region = np.matmul(step.broadcast, np.swapaxes(candidates.phi, 1, 2))  # (R, P, C)
-            shared = np.argmax(per_region[:, region, np.arange(len(region))], axis=1)  # (R,)
+            # Only each candidate's own sub-region is scored: R C M work, never the (R, P, C) table.
+            own_vector = step.broadcast[:, candidates.region, :]                          # (R, C, M)
+            shared = np.argmax(np.einsum("rcm,rcm->rc", own_vector, candidates.phi), axis=1)  # (R,)
             index = np.where(use_other, shared[:, None], index)
         index = self.pool.avoid_repeats(index, rng)
+        checkpoint()
         self.pool.query(self.domain.to_choice(candidates, index), rng)
+        checkpoint()
         self._t = t
         self._draw_vectors(t)
         return self._record(t, step, weights)

@@ -17,7 +17,7 @@ from engine.fbo.config import FboConfig
 from engine.fbo.plan import resolve_agents
 from engine.fbo.simulation import Simulation
 from engine.fbo.subregions import Subregions
-from engine.fbo.weights import subregion_weights
+from engine.fbo.weights import region_weights
 from engine.validation import check_int
 
 MAX_ROUND = 40
@@ -31,7 +31,7 @@ class ServerRound:
     selected: np.ndarray         # (N,) picked this round
     clipped: np.ndarray          # (N,) clipped (among the picked)
     clipped_vectors: np.ndarray  # (N, M) after clipping to S / sqrt(P)
-    weights: np.ndarray          # (P, N) phi_n^(i)
+    weights: object              # (P, N) phi_n^(i), compact (engine.fbo.weights.RegionWeights)
     signal: np.ndarray           # (P, M) weighted sums before noise
     noise: np.ndarray            # (P, M) the noise added
     noise_std: float             # z phi_max S / q
@@ -125,7 +125,7 @@ def noise_schedule(config: FboConfig, iterations: int | None = None) -> NoiseSch
     P = config.n_subregions
     assignment = Subregions(P, 1).assign(n_agents)
     ts = np.arange(1, T + 1)
-    phi_max = np.array([subregion_weights(assignment, P, int(t), a=config.weight_a, schedule=config.weight_schedule,
-                                          mode=config.weights).max() for t in ts])
+    phi_max = np.array([region_weights(assignment, P, int(t), a=config.weight_a, schedule=config.weight_schedule,
+                                       mode=config.weights).max() for t in ts])
     return NoiseSchedule(ts, phi_max, config.z * phi_max * config.S / config.q,
                          float(config.z * config.S / (n_agents * config.q)), n_agents, P)

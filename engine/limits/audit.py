@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from engine.limits.core import Cost, knob_ranking
+from engine.limits.privacy import accountant_cost
 
 CHUNK_ELEMENTS = 1 << 21   # elements of the largest per-chunk array (16 MiB of float64)
 CHUNK_WORK = 1 << 23       # elements touched per chunk over all releases: progress every ~0.1 s
@@ -25,7 +26,9 @@ OVERHEAD_SECONDS = {"fbo-server": 1.0e-6, "hype-votes": 0.2e-6}
 PER_ELEMENT_SECONDS = {"fbo-server": 2.0e-8, "hype-votes": 1.8e-8}
 CHUNK_ARRAYS = 6
 BYTES_PER_TRIAL = 3 * 8
-AUDIT_USUAL = dict(trials=200_000, steps=1, agents=10, features=4, candidates=100, clients=250)
+AUDIT_BASE_MB = 10.0         # the game's setup (vectors, weights) and the bound's arrays
+AUDIT_SETUP_SECONDS = 0.2    # the game's setup and the bound's statistics
+AUDIT_USUAL = dict(P=1, trials=200_000, steps=1, agents=10, features=4, candidates=100, clients=250)
 
 
 def chunk_trials(elements_per_release: int, releases: int = 1) -> int:
@@ -69,10 +72,12 @@ def estimate(config) -> AuditCost:
     """The cost of ``run_audit(config)`` (a ServerAudit or VoteAudit), without running it."""
     mechanism = _mechanism(config)
     largest, repeats = _elements_per_trial(config)
-    chunk = chunk_trials(largest, repeats)
+    # the server's sub-regions: each trial's (P, M) sums, noise and broadcast (engine.fbo.weights.RegionWeights)
+    regions = getattr(config, "P", 1) * config.features if mechanism == "fbo-server" else 0
+    chunk = chunk_trials(largest + regions, repeats)
     work = int(config.trials) * largest * repeats
-    peak = CHUNK_ARRAYS * min(chunk, config.trials) * largest * 8 + BYTES_PER_TRIAL * int(config.trials)
-    per_release = OVERHEAD_SECONDS[mechanism] + PER_ELEMENT_SECONDS[mechanism] * largest
+    peak = CHUNK_ARRAYS * min(chunk, config.trials) * (largest + regions) * 8 + BYTES_PER_TRIAL * int(config.trials)
+    per_release = OVERHEAD_SECONDS[mechanism] + PER_ELEMENT_SECONDS[mechanism] * (largest + regions)
     return AuditCost(work=work, chunk_trials=chunk, peak_bytes=int(peak),
                      seconds=int(config.trials) * repeats * per_release)
 
@@ -83,8 +88,14 @@ def audit_cost(config) -> Cost:
     names = (("trials", "steps", "agents", "features") if _mechanism(config) == "fbo-server"
              else ("trials", "clients", "candidates"))
     knobs = [(name, getattr(config, name), AUDIT_USUAL[name], 1) for name in names]
+    if _mechanism(config) == "fbo-server" and getattr(config, "P", 1) > 1:
+        knobs.append(("P", config.P, 1, 1))
     ranked = knob_ranking(knobs)
-    return Cost(seconds=estimated.seconds, memory_mb=estimated.peak_bytes / 1e6, field=ranked[0], knobs=ranked)
+    seconds = estimated.seconds + AUDIT_SETUP_SECONDS
+    if _mechanism(config) == "fbo-server":
+        # the claimed epsilon and the canary's, each one epsilon of the config's accountant after ``steps``
+        seconds += accountant_cost(config.steps, (config.accountant,), curve=False, points=2, z=config.z).seconds
+    return Cost(seconds=seconds, memory_mb=AUDIT_BASE_MB + estimated.peak_bytes / 1e6, field=ranked[0], knobs=ranked)
 
 
 # A Flower strategy's game builds and serialises every reply through Flower's own records: measured 1-5 ms per

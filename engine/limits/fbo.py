@@ -46,6 +46,8 @@ FBO_SCORE_S = 0.65e-9        # per K x C x M
 FBO_POSTERIOR_S = 4.5e-9     # per K x M^2 and iteration
 FBO_INIT_S = 2e-9            # per K x n_init x M^2
 FBO_BASE_MB = 25.0
+FBO_BASE_S = 0.05            # drawing the features, the domain and the sub-regions; the result
+FBO_ITERATION_S = 5e-4       # an iteration's fixed work (a few dozen small array operations)
 # Each agent's own GP (engine.surrogate.thompson.OwnGp; not with own_sampler "shared"): per iteration and
 # model a Thompson sample of F fresh features scored on the C candidates (C F), the n x n Gram matrix of
 # the n = n_init + T observations on them (n^2 F) and its Cholesky (n^3); every refit_every observations
@@ -65,7 +67,13 @@ OWN_MARGIN = 1.5
 OWN_CHUNK = 512              # engine.surrogate.thompson SOLVE_CHUNK and FIT_CHUNK
 OWN_BASE_MB = 40.0           # the models' small arrays and the fit's temporaries at a few observations
 CONTINUOUS_CANDIDATES = 1000  # the continuous domain draws this many candidates per iteration
-FBO_USUAL = dict(agents=200, iterations=40, runs=5, features=50, n_init=10)
+FBO_USUAL = dict(agents=200, iterations=40, runs=5, features=50, n_init=10, P=4)
+# P sub-regions (algorithms with a server): every iteration scores each candidate with its own sub-region's
+# broadcast vector (an (R, C, M) gather, like the candidates' features); the round keeps (R, P, M) sums, noise
+# and broadcast; the weights are two numbers per sub-region (engine.fbo.weights.RegionWeights), so nothing is
+# P x N. Initialisation draws each sub-region's points with a pass over the agents and candidates per
+# sub-region (engine.fbo.subregions.Subregions.sample_candidates).
+FBO_REGION_S = 2e-9          # per P x (C + K) at initialisation, and per R x P x M element of a round
 
 
 def fbo_cost(config, n_agents: int, candidates: int | None = None, *, objective: Cost | None = None,
@@ -86,6 +94,10 @@ def fbo_cost(config, n_agents: int, candidates: int | None = None, *, objective:
     # In the FTS paper's setting the other agents run their TS tasks first (engine.fbo.target).
     copies = 2 if config.in_target_setting and config.algorithm != "ts" else 1
     seconds = copies * (K * n_init * M * M * FBO_INIT_S + T * K * (C * M * FBO_SCORE_S + M * M * FBO_POSTERIOR_S))
+    seconds += FBO_BASE_S + copies * (T + 1) * FBO_ITERATION_S
+    P = int(config.n_subregions) if config.uses_server else 1
+    if config.uses_server:
+        seconds += (P * (C + K) + T * R * P * M * 6) * FBO_REGION_S
     if config.domain == "continuous":
         # every query trains the task's model (or interpolates the synthetic table)
         seconds += copies * K * (n_init + T) * facts.query_seconds
@@ -95,6 +107,10 @@ def fbo_cost(config, n_agents: int, candidates: int | None = None, *, objective:
     records = T * N * M * 4 + T * K * 2      # run 0's server rounds and the metric per iteration
     features = R * C * M                     # every candidate's features, computed once per run (tables)
     chunks = 6 * CHUNK_ELEMENTS if K * M * M > CHUNK_ELEMENTS else 0
+    # a server round's (R, C, M) gather, its (R, P, M) arrays and copies of the sent vectors
+    rounds = (R * C * M + 6 * R * P * M + 3 * K * M + 4 * N) if config.uses_server else 0
+    chunks = max(chunks, rounds)
+    records += T * (2 * P + N // 8) if config.uses_server else 0     # each round's compact weights
     memory = 1.2 * (copies * K * per_model + records + features + chunks) * 8 / 1e6 + FBO_BASE_MB
     transient = 1.2 * chunks * 8 / 1e6 + FBO_BASE_MB
     if config.algorithm in ("rgpe", "taf"):
@@ -120,6 +136,8 @@ def fbo_cost(config, n_agents: int, candidates: int | None = None, *, objective:
     knobs = [("agents", N, FBO_USUAL["agents"], 1), ("iterations", T, FBO_USUAL["iterations"], 1),
              ("runs", R, FBO_USUAL["runs"], 1), ("features", M, FBO_USUAL["features"], 2),
              ("n_init", n_init, FBO_USUAL["n_init"], 0.5)]
+    if P > 1:
+        knobs.append(("P", P, FBO_USUAL["P"], 1))
     if config.domain == "continuous" and config.dataset != "synthetic":
         knobs.insert(0, ("domain", 1000, 1, 1))
     return priced(seconds, memory, knobs, transient_mb=min(transient, memory))

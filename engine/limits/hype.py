@@ -10,6 +10,7 @@ from engine.limits.core import Cost, priced
 # run (n = 100 with 1000 votes: 3.2 s (4.0); n = 500: 14 s (20); counted even
 # when cached) and votes cheaply. Memory: a block of at most 2.5 M losses
 # (31 MB (80)); data mode 245 MB (260) at n = 100, 839 MB (900) at n = 500.
+HYPE_BASE_S = 0.02           # the run's setup and its summary, whatever its size
 HYPE_SIM_S = 30e-9           # per repetition x client x candidate
 HYPE_SECURE_SUM_S = 60e-9
 HYPE_DATA_VOTE_S = 2e-9
@@ -22,7 +23,7 @@ def hype_cost(config) -> Cost:
     R, n, p = int(config.repetitions), int(config.clients), int(config.p)
     per_vote = HYPE_SECURE_SUM_S if config.aggregation == "secure-sum" else (
         HYPE_SIM_S if config.mode == "simulation" else HYPE_DATA_VOTE_S)
-    seconds = R * n * p * per_vote
+    seconds = HYPE_BASE_S + R * n * p * per_vote
     elements = max(2_500_000, n * p)
     memory = 40 + elements * (24 if config.aggregation == "secure-sum" else 16) / 1e6
     knobs = [("repetitions", R, HYPE_USUAL["repetitions"], 1), ("clients", n, HYPE_USUAL["clients"], 1)]

@@ -150,9 +150,10 @@ def own_weight_share(weights: np.ndarray, assignment: np.ndarray) -> np.ndarray:
 def weights_figure(iterations: np.ndarray, weights: np.ndarray, assignment: np.ndarray) -> go.Figure:
     """How the sub-region weights move from the sub-region's own explorers to uniform.
 
-    ``weights`` (T, P, N) are the phi_n^(i) of each iteration, ``assignment`` (N,).
+    ``weights`` (T, P, N) are the phi_n^(i) of each iteration, or already their (T, P) own shares
+    (:func:`weight_shares`); ``assignment`` (N,).
     """
-    share = own_weight_share(weights, assignment)
+    share = np.asarray(weights, dtype=float) if np.ndim(weights) == 2 else own_weight_share(weights, assignment)
     P = share.shape[1]
     counts = np.bincount(np.asarray(assignment), minlength=P)
     fig = go.Figure()
@@ -257,6 +258,20 @@ def weight_history(result) -> tuple[np.ndarray, np.ndarray] | None:
     if not records:
         return None
     return _iterations(records), np.stack([r.weights for r in records])
+
+
+def weight_shares(result) -> tuple[np.ndarray, np.ndarray] | None:
+    """(iterations (T,), share of each sub-region's weight given to its own explorers (T, P)), or None.
+
+    Read from the rounds' compact weights: O(T P), never the (T, P, N) stack of :func:`weight_history`.
+    """
+    records = [r for r in result.records if r.weights is not None]
+    if not records:
+        return None
+    shares = [r.weights.own_share() if hasattr(r.weights, "own_share") else
+              own_weight_share(np.asarray(r.weights)[None], np.arange(r.weights.shape[1]) % r.weights.shape[0])[0]
+              for r in records]
+    return _iterations(records), np.stack(shares)
 
 
 def agent_metric(result) -> tuple[np.ndarray, np.ndarray]:

@@ -30,7 +30,7 @@ from ui.fbo.figures import (
     clipped_lines,
     selected_figure,
     selected_lines,
-    weight_history,
+    weight_shares,
     weights_figure,
 )
 from ui.kit.run_loop import LiveRun, RunStatus
@@ -143,7 +143,7 @@ def _clipping(runs) -> None:
 
 def _weights(runs) -> None:
     with_weights = [(label, res) for label, res in runs
-                    if res.config.n_subregions > 1 and weight_history(res) is not None]
+                    if res.config.n_subregions > 1 and any(r.weights is not None for r in res.records)]
     if not with_weights:
         st.info("Sub-region weights exist only with distributed exploration: FTS-DE or DP-FTS-DE with P > 1.")
         return
@@ -152,7 +152,7 @@ def _weights(runs) -> None:
         st.session_state["fbo_opt_weights"] = names[-1]
     choice = st.selectbox("line", names, key="fbo_opt_weights")
     res = dict(with_weights)[choice]
-    iterations, weights = weight_history(res)
+    iterations, weights = weight_shares(res)
     assignment = np.arange(res.n_agents) % res.config.n_subregions
     show(weights_figure(iterations, weights, assignment), key="fbochart_weights",
          about="The share of each sub-region's average that comes from the agents that explored it first: high "

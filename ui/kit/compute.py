@@ -51,3 +51,23 @@ def compute(fn: Callable[..., Any], *args, slot=None, **kwargs) -> Any:
     if ok:
         return value
     raise value
+
+
+def pooled(fn: Callable[..., Any], *args, slot=None, pool=None, **kwargs) -> Any:
+    """Heavy work that is not a live run (the teaching view's round, a long accounting): like :func:`compute`,
+    after waiting for a place in the server's run pool (:data:`ui.kit.run_pool.POOL`), so it counts against
+    ``DPBO_MAX_RUNS`` with every other heavy run. The place is kept until ``fn`` has returned or stopped."""
+    from ui.kit.run_pool import POOL
+
+    pool = POOL if pool is None else pool
+    slot = st.empty() if slot is None else slot
+    ticket = pool.join(1)
+    try:
+        while not pool.try_start(ticket):
+            capacity = pool.capacity
+            slot.caption(f"Waiting for a free place: number {pool.ahead(ticket) + 1} in the queue (this server "
+                         f"computes {capacity} run{'s' if capacity != 1 else ''} at a time).")
+            pool.wait(POLL_SECONDS)
+        return compute(fn, *args, slot=slot, **kwargs)
+    finally:
+        pool.leave(ticket)
