@@ -33,7 +33,6 @@ import multiprocessing
 import os
 import resource
 import signal
-import sys
 import threading
 import uuid
 from dataclasses import dataclass
@@ -51,6 +50,7 @@ WORKER_NICENESS = 5         # workers yield the CPU to the server's pages and he
 PRELOAD = ("engine.fbo", "engine.sweep", "engine.audit", "engine.hype", "engine.pogpucb", "engine.privacy")
 PR_SET_PDEATHSIG = 1
 MEMORY, TIME = "memory", "time"
+PROCESS_NAME = "dpbo-walled-run"
 
 
 @dataclass(frozen=True)
@@ -98,12 +98,36 @@ def _context():
             methods = multiprocessing.get_all_start_methods()
             ctx = multiprocessing.get_context("forkserver" if "forkserver" in methods else "spawn")
             if ctx.get_start_method() == "forkserver":
-                # A worker re-imports the server's main script (guarded by ``__name__``): when that is
-                # Streamlit's, the forkserver imports its modules once, so a worker only finds them loaded.
-                extra = [name for name in ("streamlit.web.cli",) if name in sys.modules]
-                ctx.set_forkserver_preload([*PRELOAD, *extra])
+                ctx.set_forkserver_preload(list(PRELOAD))
+            _no_main_in_workers()
             _CONTEXT = ctx
         return _CONTEXT
+
+
+def _no_main_in_workers() -> None:
+    """A walled worker must not re-run the server's ``__main__``.
+
+    multiprocessing re-imports the parent's main module in every new process;
+    in a Streamlit server that is the page script being run (Streamlit makes it
+    ``__main__``), which must never run in a worker. The work travels pickled by
+    value, so it needs no main module: for our workers only, the preparation
+    data drops it.
+    """
+    from multiprocessing import spawn
+
+    original = spawn.get_preparation_data
+    if getattr(original, "dpbo_walls", False):
+        return
+
+    def preparation(name):
+        data = original(name)
+        if str(name).startswith(PROCESS_NAME):
+            data.pop("init_main_from_path", None)
+            data.pop("init_main_from_name", None)
+        return data
+
+    preparation.dpbo_walls = True
+    spawn.get_preparation_data = preparation
 
 
 def warm_up() -> None:
@@ -171,7 +195,7 @@ def _end(proc) -> None:
 def _run_local(payload: bytes, wall: Wall, stopped: Callable[[], bool]) -> Iterator[tuple]:
     ctx = _context()
     receive, send = ctx.Pipe(duplex=False)
-    proc = ctx.Process(target=_worker, args=(payload, send, wall), name="dpbo-walled-run")
+    proc = ctx.Process(target=_worker, args=(payload, send, wall), name=PROCESS_NAME)
     proc.start()
     send.close()
     try:

@@ -58,9 +58,10 @@ from engine.walls import use_workers, warm_up
 from ui.kit.compute import POLL_SECONDS
 from ui.kit.errors import ErrorSlots
 from ui.kit.run_pool import POOL, RunPool, Ticket
-from ui.kit.run_worker import REDRAW_SECONDS, failure_message, step_lines, walled
+from ui.kit.run_worker import failure_message, step_lines, walled
 
-__all__ = ["REDRAW_SECONDS", "failure_message"]   # re-exported: pages and tests import them from here
+__all__ = ["failure_message"]   # re-exported: pages and tests import it from here
+REDRAW_SECONDS = 0.3      # live charts redraw at most this often (and after the first item)
 if use_workers():
     warm_up()       # the first heavy run does not wait for the workers' process to import the engine
 QUEUE_POLL_SECONDS = 0.25
@@ -248,10 +249,10 @@ def _produce(lines, snapshot, progress, interleave, channel: _Channel, token: Ca
         _lower_priority()
     try:
         if in_workers:
-            walled(lines, snapshot, progress, interleave, channel, token, cost)
+            walled(lines, snapshot, progress, interleave, channel, token, cost, REDRAW_SECONDS)
         else:
             with cancellable(token):
-                step_lines(lines, snapshot, progress, interleave, channel, token)
+                step_lines(lines, snapshot, progress, interleave, channel, token, REDRAW_SECONDS)
     except Cancelled as err:
         channel.put("stopped", err.reason)
     except ConfigError as err:

@@ -34,7 +34,8 @@ def failure_message(err: BaseException) -> str:
     return f"{type(err).__name__}: {err}"
 
 
-def step_lines(lines, snapshot, progress, interleave, channel, token: CancelToken) -> None:
+def step_lines(lines, snapshot, progress, interleave, channel, token: CancelToken,
+               redraw: float = REDRAW_SECONDS) -> None:
     iterators: list[Iterator | None] = [None] * len(lines)
     latest: list = [None] * len(lines)
     counts = [0] * len(lines)
@@ -54,7 +55,7 @@ def step_lines(lines, snapshot, progress, interleave, channel, token: CancelToke
             counts[k] += 1
             behind = True
             now = time.perf_counter()
-            if draws == 0 or now - last_draw >= REDRAW_SECONDS:
+            if draws == 0 or now - last_draw >= redraw:
                 channel.put("draw", [snapshot(item) if item is not None else None for item in latest])
                 channel.wait_drawn(token)
                 draws, last_draw, behind = draws + 1, time.perf_counter(), False
@@ -76,12 +77,12 @@ class _Sent:
         token.check()
 
 
-def in_worker(lines, snapshot, progress, interleave, deadline: float | None, send) -> None:
+def in_worker(lines, snapshot, progress, interleave, redraw: float, deadline: float | None, send) -> None:
     """The worker's whole run: step the lines under a cancel token with the host's deadline, report the end."""
     token = CancelToken(deadline)
     try:
         with cancellable(token):
-            step_lines(lines, snapshot, progress, interleave, _Sent(send), token)
+            step_lines(lines, snapshot, progress, interleave, _Sent(send), token, redraw)
     except Cancelled as err:
         send(("stopped", err.reason))
     except ConfigError as err:
@@ -105,9 +106,10 @@ def wall_sentence(kind: str, field: str | None, limits: HostLimits | None = None
     return f"This run needed more computing time than this server allows per run{limit} and was stopped. {knob}"
 
 
-def walled(lines, snapshot, progress, interleave, channel, token: CancelToken, cost) -> None:
+def walled(lines, snapshot, progress, interleave, channel, token: CancelToken, cost,
+           redraw: float = REDRAW_SECONDS) -> None:
     """Step ``lines`` in a walled worker, forwarding its messages to ``channel`` (the script thread's)."""
-    work = functools.partial(in_worker, lines, snapshot, progress, interleave,
+    work = functools.partial(in_worker, lines, snapshot, progress, interleave, redraw,
                              None if token.deadline is None else max(token.deadline - time.monotonic(), 0.1))
     try:
         for kind, *payload in run_walled(work, token, Wall.from_limits()):
