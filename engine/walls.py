@@ -47,7 +47,7 @@ MEMORY_MARGIN_MB = 384.0    # above the host's limit: the interpreter's threads 
 CPU_MARGIN_SECONDS = 5.0
 POLL_SECONDS = 0.1          # longest wait for a message between two looks at the caller's token
 WORKER_NICENESS = 5         # workers yield the CPU to the server's pages and health checks
-PRELOAD = ("engine.fbo", "engine.sweep", "engine.audit", "engine.hype", "engine.pogpucb", "engine.privacy")
+PRELOAD = ["engine.fbo", "engine.sweep", "engine.audit", "engine.hype", "engine.pogpucb", "engine.privacy"]
 PR_SET_PDEATHSIG = 1
 MEMORY, TIME = "memory", "time"
 PROCESS_NAME = "dpbo-walled-run"
@@ -130,8 +130,13 @@ def _no_main_in_workers() -> None:
     spawn.get_preparation_data = preparation
 
 
-def warm_up() -> None:
-    """Start the forkserver now (in a thread), so the first run does not pay for importing the engine."""
+def warm_up(preload: tuple[str, ...] = ()) -> None:
+    """Start the forkserver now (in a thread), so the first run does not pay for importing the engine.
+
+    ``preload``: more modules the workers' work uses (imported once, in the forkserver).
+    """
+    PRELOAD.extend(name for name in preload if name not in PRELOAD)
+
     def start() -> None:
         with contextlib.suppress(Exception):
             ctx = _context()

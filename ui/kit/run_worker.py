@@ -12,6 +12,7 @@ Streamlit, so a worker never does.
 from __future__ import annotations
 
 import functools
+import importlib
 import logging
 import time
 from typing import Iterator
@@ -25,6 +26,14 @@ from engine.walls import MEMORY, Wall, WallHit, run_walled
 
 REDRAW_SECONDS = 0.3      # live charts redraw at most this often (and after the first item)
 LOG = logging.getLogger("dpbo.live_run")
+
+
+def by_name(module: str, qualname: str):
+    """In a worker: an object of an importable module (how cached page functions travel)."""
+    target = importlib.import_module(module)
+    for part in qualname.split("."):
+        target = getattr(target, part)
+    return target
 
 
 def failure_message(err: BaseException) -> str:
