@@ -61,6 +61,7 @@ from ui.kit.compute import POLL_SECONDS
 from ui.kit.errors import ErrorSlots
 from ui.kit.run_pool import POOL, RunPool, Ticket
 from ui.kit.run_worker import by_name, failure_message, step_lines, walled
+from ui.kit.text import plain
 
 __all__ = ["failure_message"]   # re-exported: pages and tests import it from here
 REDRAW_SECONDS = 0.3      # live charts redraw at most this often (and after the first item)
@@ -333,5 +334,5 @@ def _clip(bar: tuple[float, str]) -> tuple[float, str]:
 
 def show_failure(run: LiveRun, slot) -> None:
     """The sentence of a failed run (the page stays usable)."""
-    slot.error(f"The run failed and was stopped: {run.message}. The page still works: change the settings and "
+    slot.error(f"The run failed and was stopped: {plain(run.message)}. The page still works: change the settings and "
                "press Run again.", icon=":material/error:")
