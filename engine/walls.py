@@ -22,7 +22,8 @@ machine and forwards its messages through a ``distributed.Queue``; Stop sets a
 ``distributed.Event`` the task watches. Visitors never name an address.
 
 ``DPBO_RUN_WORKERS``: ``1`` runs heavy work in walled workers, ``0`` in the
-server's own process; unset, hosting mode (``DPBO_HOSTED``) decides.
+server's own process; unset, walled workers are used in hosting mode
+(``DPBO_HOSTED``) and whenever the host set a Dask scheduler.
 """
 
 from __future__ import annotations
@@ -78,12 +79,13 @@ class WallHit(Exception):
 
 
 def use_workers(environ: Mapping[str, str] | None = None) -> bool:
-    """Whether heavy runs compute in walled workers (``DPBO_RUN_WORKERS``; default: when hosted)."""
+    """Whether heavy runs compute in walled workers (``DPBO_RUN_WORKERS``; default: when hosted or when the host
+    set a Dask scheduler)."""
     environ = os.environ if environ is None else environ
     raw = environ.get(WORKERS_ENV, "").strip().lower()
     if raw:
         return raw in TRUE
-    return is_hosted(environ)
+    return is_hosted(environ) or dask_scheduler(environ) is not None
 
 
 # ---------------------------------------------------------------- the worker process
@@ -241,19 +243,23 @@ def _client(address: str):
 
 def _dask_task(payload: bytes, wall: Wall, name: str) -> str:
     """On a Dask worker: the walled run, its messages forwarded through the queue ``name``."""
+    import pickle
+
     from distributed import Event, Queue
 
     out, stop = Queue(name), Event(name + "-stop")
     try:
         for message in _run_local(payload, wall, stop.is_set):
-            out.put(message)
+            out.put(pickle.dumps(message))          # bytes travel through the scheduler as they are
     except WallHit as hit:
-        out.put(("wall", hit.kind))
-    out.put(("end",))
+        out.put(pickle.dumps(("wall", hit.kind)))
+    out.put(pickle.dumps(("end",)))
     return "ok"
 
 
 def _run_dask(address: str, payload: bytes, wall: Wall, stopped: Callable[[], bool]) -> Iterator[tuple]:
+    import pickle
+
     from distributed import Event, Queue
 
     client = _client(address)
@@ -263,7 +269,7 @@ def _run_dask(address: str, payload: bytes, wall: Wall, stopped: Callable[[], bo
     try:
         while not stopped():
             try:
-                message = out.get(timeout=POLL_SECONDS * 5)
+                message = pickle.loads(out.get(timeout=POLL_SECONDS * 5))
             except Exception:  # noqa: BLE001 - a timeout: look at the task and the token again
                 if future.done() and future.status != "finished":
                     future.result()     # raises what the task raised
