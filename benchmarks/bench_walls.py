@@ -44,7 +44,7 @@ def main(argv: list[str] | None = None) -> int:
     os.environ.setdefault("DPBO_DATA_DIR", str(ROOT / "data"))
     start = time.perf_counter()
     from engine.walls import warm_up
-    warm_up()
+    warm_up(("ui.kit.cached",))     # as the server does when its heavy runs use workers
     press_run(True)                      # the forkserver's start and the caches are not part of a run's cost
     press_run(False)
     print(f"warm-up (forkserver start, caches): {time.perf_counter() - start:.1f} s")
