@@ -13,7 +13,7 @@ from ui.kit.text import plain
 
 ROOT = Path(__file__).resolve().parents[1]
 PAYLOAD = "[Sign in](https://evil.example/x) ![p](https://evil.example/p.png) <img src=https://evil.example/i> **b**"
-RAW = re.compile(r"evil\.example|(?<!\\)<img|(?<!\\)\]\(|(?<!\\)!\[")
+RAW = re.compile(r"(?<!\\)<img|(?<!\\)\]\(|(?<!\\)\[Sign|(?<!\\)://|(?<!\\)\*\*b")   # unescaped link, image, HTML
 
 
 def page_params():
@@ -38,9 +38,11 @@ def rendered(at: AppTest) -> list[str]:
 
 
 def test_plain_escapes_every_markdown_and_html_start():
-    text = plain(PAYLOAD + " :red[x] :material/home: $x$ # h\n- item")
+    text = plain(PAYLOAD + " :red[x] $x$ www.evil.example\n# h\n- item")
     assert not RAW.search(text)
-    assert "\\:red\\[x\\]" in text and "\\$x\\$" in text and "\\#" in text and "  \n\\-" in text
+    assert ":red\\[x\\]" in text and "\\$x\\$" in text and "www\\.evil" in text
+    assert "  \n\\# h  \n\\- item" in text
+    assert plain("the data set is missing (see P = 3).") == "the data set is missing (see P = 3)."
 
 
 @pytest.mark.parametrize("page", sorted(page_params()))
@@ -56,4 +58,4 @@ def test_link_values_are_shown_literally(page):
     texts = rendered(at)
     leaks = [text for text in texts if RAW.search(text)]
     assert not leaks, leaks
-    assert any("evil\\.example" in text for text in texts)      # the visitor sees what the link said
+    assert any("evil.example" in text for text in texts)      # the visitor sees what the link said
