@@ -13,7 +13,7 @@ from ui.kit.text import plain
 
 ROOT = Path(__file__).resolve().parents[1]
 PAYLOAD = "[Sign in](https://evil.example/x) ![p](https://evil.example/p.png) <img src=https://evil.example/i> **b**"
-RAW = re.compile(r"(?<!\\)<img|(?<!\\)\]\(|(?<!\\)\[Sign|(?<!\\)://|(?<!\\)\*\*b")   # unescaped link, image, HTML
+RAW = re.compile(r"(?<!\\)<img|(?<!\\)\]\(|(?<!\\)://|(?<!\\)\*\*b")   # an unescaped link, image, HTML, emphasis
 
 
 def page_params():
@@ -40,9 +40,10 @@ def rendered(at: AppTest) -> list[str]:
 def test_plain_escapes_every_markdown_and_html_start():
     text = plain(PAYLOAD + " :red[x] $x$ www.evil.example\n# h\n- item")
     assert not RAW.search(text)
-    assert ":red\\[x\\]" in text and "\\$x\\$" in text and "www\\.evil" in text
+    assert "\\:red[x]" in text and "\\$x\\$" in text and "www\\.evil" in text
     assert "  \n\\# h  \n\\- item" in text
-    assert plain("the data set is missing (see P = 3).") == "the data set is missing (see P = 3)."
+    for sentence in ("the data set is missing (see P = 3).", "trials must be in [100, 1e+08], got 50.", "k >= 1"):
+        assert plain(sentence) == sentence                  # ordinary sentences read the same
 
 
 @pytest.mark.parametrize("page", sorted(page_params()))

@@ -26,6 +26,8 @@ from engine.walls import MEMORY, Wall, WallHit, run_walled
 
 REDRAW_SECONDS = 0.3      # live charts redraw at most this often (and after the first item)
 LOG = logging.getLogger("dpbo.live_run")
+QUIET = ("streamlit.runtime.caching.cache_data_api", "streamlit.runtime.caching.cache_resource_api",
+         "streamlit.runtime.scriptrunner_utils.script_run_context")
 
 
 def by_name(module: str, qualname: str):
@@ -88,6 +90,8 @@ class _Sent:
 
 def in_worker(lines, snapshot, progress, interleave, redraw: float, deadline: float | None, send) -> None:
     """The worker's whole run: step the lines under a cancel token with the host's deadline, report the end."""
+    for name in QUIET:       # a worker has no Streamlit runtime: its caches are plain memory caches, as meant
+        logging.getLogger(name).setLevel(logging.ERROR)
     token = CancelToken(deadline)
     try:
         with cancellable(token):
