@@ -32,7 +32,6 @@ import contextlib
 import ctypes
 import multiprocessing
 import os
-import resource
 import signal
 import threading
 import uuid
@@ -42,6 +41,11 @@ from typing import Any, Callable, Iterator, Mapping
 from engine.cancel import CancelToken
 from engine.hosting import TRUE, dask_scheduler, is_hosted
 from engine.limits import HostLimits
+
+try:
+    import resource
+except ImportError:  # pragma: no cover - Windows has no rlimits: workers there run without walls
+    resource = None
 
 WORKERS_ENV = "DPBO_RUN_WORKERS"
 MEMORY_MARGIN_MB = 384.0    # above the host's limit: the interpreter's threads and malloc arenas in the worker
@@ -156,7 +160,7 @@ def _vm_size_mb() -> float:
                     return int(line.split()[1]) / 1024.0
     except OSError:
         pass
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+    return 0.0 if resource is None else resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
 
 
 def _apply(wall: Wall) -> None:
@@ -165,6 +169,8 @@ def _apply(wall: Wall) -> None:
         ctypes.CDLL("libc.so.6", use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
     with contextlib.suppress(OSError, AttributeError):
         os.setpriority(os.PRIO_PROCESS, 0, WORKER_NICENESS)
+    if resource is None:
+        return
     if wall.memory_mb is not None:
         limit = int((_vm_size_mb() + float(wall.memory_mb)) * 1024 * 1024)
         resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
