@@ -17,6 +17,21 @@ from engine.walls import MEMORY, TIME, Wall, WallHit, run_walled, use_workers
 BIG = 3 * 1024 ** 3     # bytes a run asks for: far above the small walls of these tests
 
 
+def gone_within(pid: int, seconds: float) -> bool:
+    """Whether process ``pid`` has ended (or is a zombie waiting for its parent) within ``seconds``."""
+    deadline = time.perf_counter() + seconds
+    while True:
+        try:
+            with open(f"/proc/{pid}/stat") as stat:
+                if stat.read().split()[2] == "Z":
+                    return True
+        except OSError:
+            return True
+        if time.perf_counter() > deadline:
+            return False
+        time.sleep(0.02)
+
+
 def records(send):
     for i in range(3):
         send(("record", i, os.getpid()))
@@ -69,17 +84,7 @@ def test_stop_kills_the_worker_within_a_second():
         for message in run_walled(spin, token, Wall(200, 60)):
             pids.append(message[2])
             threading.Timer(0.3, token.cancel).start()
-    stopped = time.perf_counter()
-    while time.perf_counter() - stopped < 1.0:
-        try:
-            os.kill(pids[0], 0)
-        except ProcessLookupError:
-            break
-        if open(f"/proc/{pids[0]}/stat").read().split()[2] == "Z":
-            break
-        time.sleep(0.02)
-    else:
-        pytest.fail("the worker still runs a second after Stop")
+    assert gone_within(pids[0], 1.0), "the worker still runs a second after Stop"
 
 
 def test_workers_are_on_when_hosted_or_asked_for():
@@ -162,3 +167,39 @@ def test_with_the_hosts_scheduler_a_run_goes_to_its_dask_cluster():
         with pytest.raises(WallHit) as hit:
             list(run_walled(hog, CancelToken(), Wall(100, 30), environ=environ))
         assert hit.value.kind == MEMORY
+
+
+def slow_page():
+    import streamlit as st
+
+    import ui.kit.run_loop as live
+    from engine.cancel import checkpoint
+    from engine.limits import Cost
+    from ui.kit.errors import ErrorSlots
+
+    def forever():
+        import os
+        while True:                              # an engine that would never end, checking its token
+            for _ in range(1000):
+                checkpoint()
+            yield os.getpid()
+
+    if st.button("Run", key="go"):
+        live.run_live("slow", [live.LiveLine("x", forever, 10)], values={}, errors=ErrorSlots(), in_workers=True,
+                      draw=lambda r, s: None, progress_slot=st.empty(),
+                      price=live.checked(Cost(seconds=0.0, memory_mb=1.0, field="runs")))
+    run = st.session_state.get("slow")
+    st.session_state["status"] = None if run is None else (run.status.value, run.message, run.results)
+
+
+def test_the_time_limit_stops_a_worker_run_and_ends_its_worker(monkeypatch):
+    monkeypatch.setenv("DPBO_MAX_SECONDS", "0.5")      # stopped after twice that of wall-clock time
+    at = AppTest.from_function(slow_page, default_timeout=30)
+    at.run()
+    start = time.perf_counter()
+    at.button(key="go").click().run()
+    status, message, results = at.session_state["status"]
+    assert status == "stopped" and "time limit" in message and time.perf_counter() - start < 5
+    worker = results[0]
+    assert worker != os.getpid()
+    assert gone_within(worker, 1.0)
