@@ -116,7 +116,8 @@ with upload_tab:
     if upload is not None and st.session_state.get("sw_upload_id") != upload.file_id:
         try:
             limit_mb = float(st.get_option("server.maxUploadSize"))
-            table = compute(read_upload, io.BytesIO(upload.getvalue()), upload.name, max_bytes=int(limit_mb * 2**20))
+            table = compute(read_upload, io.BytesIO(upload.getvalue()), upload.name, max_bytes=int(limit_mb * 2**20),
+                            walled="upload")
         except ConfigError as err:
             st.error(str(err), icon=":material/error:")
         else:

@@ -203,3 +203,32 @@ def test_the_time_limit_stops_a_worker_run_and_ends_its_worker(monkeypatch):
     worker = results[0]
     assert worker != os.getpid()
     assert gone_within(worker, 1.0)
+
+
+def allocate(n_bytes: int) -> float:
+    import numpy as np
+
+    return float(np.ones(n_bytes // 8).sum())
+
+
+def refuse():
+    from engine.validation import ConfigError
+
+    raise ConfigError("the file has no utility column.", "upload")
+
+
+def test_light_work_a_visitor_sizes_can_be_walled_too(monkeypatch):
+    import streamlit as st  # noqa: F401 - compute draws a placeholder (bare mode here)
+
+    from engine.validation import ConfigError
+    from ui.kit.compute import compute
+
+    monkeypatch.setenv("DPBO_RUN_WORKERS", "1")
+    monkeypatch.setenv("DPBO_MAX_MEMORY_MB", "100")
+    assert compute(allocate, 8 * 1000, walled="upload") == 1000.0
+    with pytest.raises(ConfigError) as err:
+        compute(allocate, BIG, walled="upload")
+    assert err.value.field == "upload" and "Lower the size of the file" in str(err.value)
+    with pytest.raises(ConfigError, match="no utility column") as err:
+        compute(refuse, walled="upload")
+    assert err.value.field == "upload"

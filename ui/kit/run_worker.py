@@ -134,3 +134,34 @@ def walled(lines, snapshot, progress, interleave, channel, token: CancelToken, c
     except WallHit as hit:
         field = (cost.memory_field or cost.field) if hit.kind == MEMORY else cost.field
         raise ConfigError(wall_sentence(hit.kind, field), field) from None
+
+
+def _call(fn, args, kwargs, send) -> None:
+    """In a worker: ``fn(*args, **kwargs)`` and its value, or its refusal or failure, as one message."""
+    try:
+        send(("value", fn(*args, **kwargs)))
+    except ConfigError as err:
+        send(("refused", str(err), err.field))
+    except MemoryError:
+        raise
+    except Exception as err:  # noqa: BLE001 - the server raises it as one sentence
+        LOG.exception("A walled call failed in its worker")
+        send(("failed", failure_message(err)))
+
+
+def call_walled(fn, args: tuple, kwargs: dict, token: CancelToken, *, field: str | None = None):
+    """``fn(*args, **kwargs)`` computed in a walled worker (light work that may still be large: an upload).
+
+    A refusal is raised as its ConfigError, a failure as RuntimeError with the visitor's sentence, and a run
+    over the wall as ConfigError naming ``field``.
+    """
+    try:
+        for kind, *payload in run_walled(functools.partial(_call, fn, args, kwargs), token, Wall.from_limits()):
+            if kind == "value":
+                return payload[0]
+            if kind == "refused":
+                raise ConfigError(payload[0], payload[1])
+            raise RuntimeError(payload[0])
+    except WallHit as hit:
+        raise ConfigError(wall_sentence(hit.kind, field), field) from None
+    raise RuntimeError("the worker ended without an answer")
