@@ -24,6 +24,7 @@ from ui.sweep.analysis import digest, table_analysis
 from ui.kit.charts import show
 from ui.kit.downloads import csv_bytes
 from ui.kit.errors import ErrorSlots
+from ui.kit.text import plain
 from ui.kit.run_loop import LiveLine, RunStatus, checked, run_live, show_failure
 from ui.kit.compute import compute
 from ui.reproduction.view import preset_note
@@ -97,8 +98,8 @@ with build_tab:
         if run is not None and run.status is RunStatus.FAILED:
             show_failure(run, st)
         elif run is not None and run.status is RunStatus.STOPPED:
-            st.warning(f"{run.message or 'Stopped'}. The cells that finished are saved: run the same sweep again "
-                       "to continue.", icon=":material/pause_circle:")
+            st.warning(f"{plain(run.message or 'Stopped')}. The cells that finished are saved: run the same sweep "
+                       "again to continue.", icon=":material/pause_circle:")
         elif run is not None:
             summary = run.results[0]
             bar.progress(1.0, text=f"Done: {summary.cells} cells, {summary.rows} rows in {summary.seconds:.1f} s"
@@ -116,7 +117,8 @@ with upload_tab:
         try:
             limit_mb = float(st.get_option("server.maxUploadSize"))
             data = upload.getvalue()
-            table = compute(read_upload, io.BytesIO(data), upload.name, max_bytes=int(limit_mb * 2**20))
+            table = compute(read_upload, io.BytesIO(data), upload.name, max_bytes=int(limit_mb * 2**20),
+                            walled="upload")
         except ConfigError as err:
             st.error(str(err), icon=":material/error:")
         else:
@@ -148,9 +150,9 @@ def show_results(result: dict) -> None:
     m[2].metric("failed cells", int(table.loc[table["error"].notna(), "cell"].nunique()) if "error" in table else 0)
     m[3].metric("compute time", f"{table['wall_seconds'].sum():.1f} s" if "wall_seconds" in table else "-")
     for failure in result.get("failures") or []:
-        st.warning(f"Cell {failure.get('setting')}: {failure.get('error')}", icon=":material/warning:")
+        st.warning(plain(f"Cell {failure.get('setting')}: {failure.get('error')}"), icon=":material/warning:")
     for note in controls.provenance(result):
-        st.info(note, icon=":material/history:")
+        st.info(plain(note), icon=":material/history:")
     if not summary["utility"].notna().any():
         st.info("No setting finished: every cell failed, so there is no frontier to draw. The failures are "
                 "listed above; lower what they name and run the sweep again.", icon=":material/info:")

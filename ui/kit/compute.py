@@ -15,26 +15,36 @@ import streamlit as st
 
 from engine.cancel import CancelToken, cancellable
 from engine.limits import HostLimits
+from engine.walls import use_workers
+from ui.kit.run_worker import call_walled
 
 POLL_SECONDS = 0.1        # the script thread sends something to the browser at least this often while it waits
 
 
-def compute(fn: Callable[..., Any], *args, slot=None, **kwargs) -> Any:
+def compute(fn: Callable[..., Any], *args, slot=None, walled: str | None = None, **kwargs) -> Any:
     """``fn(*args, **kwargs)`` in a worker thread under a cancel token, without queueing (light work).
 
     The script thread sends an empty placeholder (``slot``, default a new one)
     to the browser every :data:`POLL_SECONDS` while it waits, so Stop, another
     click or a closed tab interrupt the script there, and the engine stops at
     its next checkpoint. Returns ``fn``'s value or raises what it raised.
+
+    ``walled``: when heavy work computes in workers (:func:`engine.walls.use_workers`), compute ``fn`` in a
+    walled worker too (work whose size a visitor decides, e.g. reading an upload); the value names the knob
+    its wall sentence tells the visitor to lower.
     """
+    in_worker = walled is not None and use_workers()
     slot = st.empty() if slot is None else slot
     token = CancelToken(HostLimits.from_env().run_seconds)
     box: queue.Queue = queue.Queue(maxsize=1)
 
     def work() -> None:
         try:
-            with cancellable(token):
-                box.put((True, fn(*args, **kwargs)))
+            if in_worker:
+                box.put((True, call_walled(fn, args, kwargs, token, field=walled)))
+            else:
+                with cancellable(token):
+                    box.put((True, fn(*args, **kwargs)))
         except BaseException as err:  # noqa: BLE001 - handed to the script thread, which raises it
             box.put((False, err))
 

@@ -14,6 +14,7 @@ import streamlit as st
 
 from engine.limits import KNOB_NAMES
 from engine.validation import ConfigError
+from ui.kit.text import plain
 
 
 class ErrorSlots:
@@ -35,7 +36,7 @@ class ErrorSlots:
 
     def show(self, err: ConfigError) -> None:
         slot = self._slots.get(getattr(err, "field", None)) or self._fallback
-        (slot if slot is not None else st).error(str(err), icon=":material/error:")
+        (slot if slot is not None else st).error(plain(err), icon=":material/error:")   # may quote a link's value
 
     def has(self, field: str | None) -> bool:
         return field in self._slots

@@ -16,6 +16,7 @@ import streamlit as st
 
 from ui.kit.routes import Route
 from ui.kit.state import Ignored
+from ui.kit.text import plain
 
 
 def ignored_note(ignored: Sequence[Ignored]) -> str:
@@ -32,7 +33,7 @@ class Opening:
     def note(self) -> None:
         """The ignored link values as one warning (nothing when the link was fine)."""
         if self.ignored:
-            st.warning(ignored_note(self.ignored))
+            st.warning(plain(ignored_note(self.ignored)))
 
 
 def open_page(route: Route, seed: Callable[[], Sequence[Ignored]], *, sidebar: str = "auto") -> Opening:

@@ -10,7 +10,10 @@ start the engine's iterator, how many items it yields) and calls
 2. waits for a place in the server-wide :class:`RunPool` (``DPBO_MAX_RUNS``
    heavy runs at once; the others wait in order and see their position);
 3. steps the lines in a worker thread under a cancel token
-   (:mod:`engine.cancel`), while the script thread draws at most every
+   (:mod:`engine.cancel`) or, when heavy runs compute in workers
+   (``DPBO_RUN_WORKERS``, default in hosting mode; ``in_workers``), in a
+   worker process behind the host's memory and CPU walls
+   (:mod:`engine.walls`, :mod:`ui.kit.run_worker`), while the script thread draws at most every
    :data:`REDRAW_SECONDS` and wakes every :data:`POLL_SECONDS`;
 4. keeps a :class:`LiveRun` in the session so plot options redraw without
    rerunning.
@@ -37,6 +40,7 @@ same stoppable way, without queueing: light work never waits for heavy runs.
 from __future__ import annotations
 
 import contextlib
+import copyreg
 import logging
 import os
 import queue
@@ -47,16 +51,39 @@ from enum import Enum
 from typing import Any, Callable, Iterator, Mapping, Sequence
 
 import streamlit as st
+from streamlit.runtime.caching.cache_utils import CachedFunc
 
 from engine.cancel import TIME_LIMIT, Cancelled, CancelToken, cancellable
-from engine.hosting import is_hosted
 from engine.limits import Cost, HostLimits, check, format_seconds
 from engine.validation import ConfigError
+from engine.walls import use_workers, warm_up
 from ui.kit.compute import POLL_SECONDS
 from ui.kit.errors import ErrorSlots
 from ui.kit.run_pool import POOL, RunPool, Ticket
+from ui.kit.run_worker import by_name, failure_message, step_lines, walled
+from ui.kit.text import plain
 
+__all__ = ["failure_message"]   # re-exported: pages and tests import it from here
 REDRAW_SECONDS = 0.3      # live charts redraw at most this often (and after the first item)
+
+
+def _reduce_cached(cached):
+    """A Streamlit-cached function travels to a worker by name (its cache holds locks); one defined in a page
+    script travels as the plain function."""
+    func = cached.__wrapped__
+    module, name = getattr(func, "__module__", None), getattr(func, "__qualname__", "")
+    if module and module != "__main__" and "<locals>" not in name:
+        return by_name, (module, name)
+    return _identity, (func,)
+
+
+def _identity(value):
+    return value
+
+
+copyreg.pickle(CachedFunc, _reduce_cached)
+if use_workers():
+    warm_up(("ui.kit.cached",))   # the first heavy run does not wait for the workers' process to import
 QUEUE_POLL_SECONDS = 0.25
 WORKER_NICENESS = 5       # heavy threads yield the CPU to pages and health checks (Linux: per-thread nice)
 LOG = logging.getLogger("dpbo.live_run")
@@ -137,19 +164,12 @@ class _Failed(Exception):
     """The engine raised something that is not a refusal; ``message`` is what the visitor may see."""
 
 
-def failure_message(err: BaseException) -> str:
-    """What a visitor sees of an unexpected error: its type and text locally, nothing internal when hosted."""
-    if is_hosted():
-        return "an internal error (the server's log has the details)"
-    return f"{type(err).__name__}: {err}"
-
-
 def run_live(key: str, lines: Sequence[LiveLine], *, values: Mapping, draw: Callable[[LiveRun, str], None],
              progress_slot, errors: ErrorSlots, price: Priced,
              snapshot: Callable[[Any], Any] = lambda item: item,
              progress: Callable[[list, list[int]], tuple[float, str]] | None = None, interleave: bool = True,
              started: float | None = None, slots: int = 1, starting: str = "Starting ...",
-             pool: RunPool | None = None) -> LiveRun | None:
+             pool: RunPool | None = None, in_workers: bool | None = None) -> LiveRun | None:
     """Run ``lines`` to the end, drawing as they grow; the run is stored under ``st.session_state[key]``.
 
     ``price`` is the run's cost as the page checked it (:func:`checked`): a
@@ -160,12 +180,14 @@ def run_live(key: str, lines: Sequence[LiveLine], *, values: Mapping, draw: Call
     counts)`` gives the bar's fraction and text from each line's latest item
     and how many items it yielded (default: items so far against the lines'
     ``steps``); ``starting`` is the bar's text until the first item. A
-    ConfigError (a missing data set) clears the stored run and
-    appears under its control; the time limit leaves a STOPPED run with its
+    ConfigError (a missing data set, a run that crossed the host's memory or
+    time wall) clears the stored run and appears under its control; the time limit leaves a STOPPED run with its
     ``message``; any other exception leaves a FAILED run whose message the
     page shows.
+    ``in_workers``: compute in a walled worker process (default :func:`engine.walls.use_workers`).
     """
     started = time.perf_counter() if started is None else started
+    in_workers = use_workers() if in_workers is None else in_workers
     pool = POOL if pool is None else pool
     run = LiveRun(status=RunStatus.RUNNING, labels=[line.label for line in lines], results=[None] * len(lines),
                   values=dict(values))
@@ -178,7 +200,8 @@ def run_live(key: str, lines: Sequence[LiveLine], *, values: Mapping, draw: Call
         token = CancelToken(HostLimits.from_env().run_seconds)
         channel = _Channel()
         worker = threading.Thread(target=_produce, name=f"dpbo-run-{key}", daemon=True,
-                                  args=(lines, snapshot, progress, interleave, channel, token, pool, ticket))
+                                  args=(lines, snapshot, progress, interleave, channel, token, pool, ticket, price.cost,
+                                        in_workers))
         try:
             worker.start()
         except BaseException:
@@ -239,12 +262,17 @@ def _lower_priority() -> None:
 
 
 def _produce(lines, snapshot, progress, interleave, channel: _Channel, token: CancelToken, pool: RunPool,
-             ticket) -> None:
-    """The worker thread: step the lines under ``token``, hand snapshots to the script thread."""
-    _lower_priority()
+             ticket, cost: Cost, in_workers: bool) -> None:
+    """The worker thread: step the lines under ``token`` (here or in a walled worker process), hand snapshots
+    to the script thread."""
+    if not in_workers:
+        _lower_priority()
     try:
-        with cancellable(token):
-            _step(lines, snapshot, progress, interleave, channel, token)
+        if in_workers:
+            walled(lines, snapshot, progress, interleave, channel, token, cost, REDRAW_SECONDS)
+        else:
+            with cancellable(token):
+                step_lines(lines, snapshot, progress, interleave, channel, token, REDRAW_SECONDS)
     except Cancelled as err:
         channel.put("stopped", err.reason)
     except ConfigError as err:
@@ -254,35 +282,6 @@ def _produce(lines, snapshot, progress, interleave, channel: _Channel, token: Ca
         channel.put("failed", failure_message(err))
     finally:
         pool.leave(ticket)
-
-
-def _step(lines, snapshot, progress, interleave, channel: _Channel, token: CancelToken) -> None:
-    iterators: list[Iterator | None] = [None] * len(lines)
-    latest: list = [None] * len(lines)
-    counts = [0] * len(lines)
-    total = sum(line.steps for line in lines)
-    active = list(range(len(lines)))
-    draws, last_draw, behind = 0, 0.0, False
-    while active:
-        for k in list(active) if interleave else active[:1]:
-            token.check()
-            if iterators[k] is None:
-                iterators[k] = iter(lines[k].start())
-            try:
-                latest[k] = next(iterators[k])
-            except StopIteration:
-                active.remove(k)
-                continue
-            counts[k] += 1
-            behind = True
-            now = time.perf_counter()
-            if draws == 0 or now - last_draw >= REDRAW_SECONDS:
-                channel.put("draw", [snapshot(item) if item is not None else None for item in latest])
-                channel.wait_drawn(token)
-                draws, last_draw, behind = draws + 1, time.perf_counter(), False
-            bar = progress(latest, counts) if progress else (sum(counts) / max(total, 1), f"{sum(counts)} of {total}")
-            channel.put("progress", bar)
-    channel.put("done", [snapshot(item) if item is not None else None for item in latest], behind)
 
 
 def _consume(run: LiveRun, channel: _Channel, draw, progress_slot, started: float, starting: str) -> None:
@@ -335,5 +334,5 @@ def _clip(bar: tuple[float, str]) -> tuple[float, str]:
 
 def show_failure(run: LiveRun, slot) -> None:
     """The sentence of a failed run (the page stays usable)."""
-    slot.error(f"The run failed and was stopped: {run.message}. The page still works: change the settings and "
+    slot.error(f"The run failed and was stopped: {plain(run.message)}. The page still works: change the settings and "
                "press Run again.", icon=":material/error:")

@@ -1,0 +1,234 @@
+"""Heavy work behind hard walls (engine.walls, ui.kit.run_worker): a run in a worker process streams its records,
+ends alone at the memory or CPU wall with one sentence naming the knob, and Stop kills it within a second."""
+
+from __future__ import annotations
+
+import os
+import resource
+import threading
+import time
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from engine.cancel import Cancelled, CancelToken
+from engine.walls import MEMORY, TIME, Wall, WallHit, run_walled, use_workers
+
+BIG = 3 * 1024 ** 3     # bytes a run asks for: far above the small walls of these tests
+
+
+def gone_within(pid: int, seconds: float) -> bool:
+    """Whether process ``pid`` has ended (or is a zombie waiting for its parent) within ``seconds``."""
+    deadline = time.perf_counter() + seconds
+    while True:
+        try:
+            with open(f"/proc/{pid}/stat") as stat:
+                if stat.read().split()[2] == "Z":
+                    return True
+        except OSError:
+            return True
+        if time.perf_counter() > deadline:
+            return False
+        time.sleep(0.02)
+
+
+def records(send):
+    for i in range(3):
+        send(("record", i, os.getpid()))
+        time.sleep(0.02)
+
+
+def hog(send):
+    import numpy as np
+
+    send(("record", 0, os.getpid()))
+    send(("record", 1, float(np.ones(BIG // 8).sum())))
+
+
+def spin(send):
+    send(("record", 0, os.getpid()))
+    while True:
+        pass
+
+
+def test_records_stream_from_a_worker_process():
+    got = list(run_walled(records, CancelToken(), Wall(200, 30)))
+    assert [m[:2] for m in got] == [("record", 0), ("record", 1), ("record", 2)]
+    assert got[0][2] != os.getpid()                    # computed in another process
+
+
+def test_the_memory_wall_ends_the_run_alone_and_the_server_stays_small():
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    got = []
+    with pytest.raises(WallHit) as hit:
+        for message in run_walled(hog, CancelToken(), Wall(100, 30)):
+            got.append(message)
+    assert hit.value.kind == MEMORY and [m[:2] for m in got] == [("record", 0)]
+    grown_mb = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) / 1024
+    assert grown_mb < 100                               # the 3 GB never reached this process
+    assert list(run_walled(records, CancelToken(), Wall(200, 30)))    # the next run works
+
+
+def test_the_cpu_wall_ends_a_run_that_would_never_stop():
+    start = time.perf_counter()
+    with pytest.raises(WallHit) as hit:
+        for _ in run_walled(spin, CancelToken(), Wall(200, 1)):
+            pass
+    assert hit.value.kind == TIME and time.perf_counter() - start < 20
+
+
+def test_stop_kills_the_worker_within_a_second():
+    token = CancelToken()
+    pids = []
+    with pytest.raises(Cancelled):
+        for message in run_walled(spin, token, Wall(200, 60)):
+            pids.append(message[2])
+            threading.Timer(0.3, token.cancel).start()
+    assert gone_within(pids[0], 1.0), "the worker still runs a second after Stop"
+
+
+def test_workers_are_on_when_hosted_or_asked_for():
+    assert use_workers({"DPBO_HOSTED": "1"}) and not use_workers({})
+    assert use_workers({"DPBO_RUN_WORKERS": "1"}) and not use_workers({"DPBO_HOSTED": "1", "DPBO_RUN_WORKERS": "0"})
+    assert use_workers({"DPBO_DASK_SCHEDULER": "tcp://10.0.0.5:8786"})
+
+
+def page():
+    import streamlit as st
+
+    import ui.kit.run_loop as live
+    from engine.limits import Cost
+    from ui.kit.errors import ErrorSlots
+
+    live.REDRAW_SECONDS = 0.0
+    mode = st.session_state.get("mode", "ok")
+
+    def line(name, n):
+        def start():
+            for i in range(n):
+                if mode == "hog" and i == 1:
+                    import numpy as np
+                    yield float(np.ones(3 * 1024 ** 3 // 8).sum())
+                yield f"{name}{i}"
+        return live.LiveLine(name, start, n)
+
+    slots = ErrorSlots()
+    st.number_input("agents", key="agents_box")
+    slots.under("agents")
+    slots.fallback()
+    drawn = st.session_state.setdefault("drawn", [])
+    if st.button("Run", key="go"):
+        price = live.checked(Cost(seconds=0.0, memory_mb=1.0, field="agents"))
+        live.run_live("demo", [line("a", 3), line("b", 2)], values={}, errors=slots, price=price, in_workers=True,
+                      draw=lambda run, suffix: drawn.append(list(run.results)), progress_slot=st.empty(),
+                      snapshot=lambda item: str(item).upper())
+    run = st.session_state.get("demo")
+    st.session_state["status"] = None if run is None else run.status.value
+    st.text_input("light", key="light")
+
+
+def run_page(**state) -> AppTest:
+    at = AppTest.from_function(page, default_timeout=60)
+    for key, value in state.items():
+        at.session_state[key] = value
+    at.run()
+    at.button(key="go").click().run()
+    assert not at.exception, at.exception
+    return at
+
+
+def test_a_page_run_in_a_worker_draws_the_same_records():
+    at = run_page()
+    assert at.session_state["status"] == "done" and at.session_state["demo"].results == ["A2", "B1"]
+    drawn = at.session_state["drawn"]
+    assert drawn[0] == ["A0", None] and drawn[-1] == ["A2", "B1"]
+
+
+def test_a_page_run_over_the_memory_wall_ends_with_one_sentence_naming_the_knob(monkeypatch):
+    monkeypatch.setenv("DPBO_MAX_MEMORY_MB", "100")
+    at = run_page(mode="hog")
+    assert at.session_state["demo"] is None and at.session_state["status"] is None
+    assert len(at.error) == 1
+    sentence = at.error[0].value
+    assert "more memory than this server allows" in sentence and "Lower the agents" in sentence
+    second = AppTest.from_function(page, default_timeout=60)          # another session still answers
+    start = time.perf_counter()
+    second.run()
+    assert not second.exception and time.perf_counter() - start < 2
+
+
+def test_with_the_hosts_scheduler_a_run_goes_to_its_dask_cluster():
+    from distributed import LocalCluster
+
+    with LocalCluster(n_workers=1, threads_per_worker=1, processes=False, dashboard_address=None) as cluster:
+        environ = {"DPBO_DASK_SCHEDULER": cluster.scheduler_address}
+        got = list(run_walled(records, CancelToken(), Wall(200, 30), environ=environ))
+        assert [m[:2] for m in got] == [("record", 0), ("record", 1), ("record", 2)]
+        with pytest.raises(WallHit) as hit:
+            list(run_walled(hog, CancelToken(), Wall(100, 30), environ=environ))
+        assert hit.value.kind == MEMORY
+
+
+def slow_page():
+    import streamlit as st
+
+    import ui.kit.run_loop as live
+    from engine.cancel import checkpoint
+    from engine.limits import Cost
+    from ui.kit.errors import ErrorSlots
+
+    def forever():
+        import os
+        while True:                              # an engine that would never end, checking its token
+            for _ in range(1000):
+                checkpoint()
+            yield os.getpid()
+
+    if st.button("Run", key="go"):
+        live.run_live("slow", [live.LiveLine("x", forever, 10)], values={}, errors=ErrorSlots(), in_workers=True,
+                      draw=lambda r, s: None, progress_slot=st.empty(),
+                      price=live.checked(Cost(seconds=0.0, memory_mb=1.0, field="runs")))
+    run = st.session_state.get("slow")
+    st.session_state["status"] = None if run is None else (run.status.value, run.message, run.results)
+
+
+def test_the_time_limit_stops_a_worker_run_and_ends_its_worker(monkeypatch):
+    monkeypatch.setenv("DPBO_MAX_SECONDS", "0.5")      # stopped after twice that of wall-clock time
+    at = AppTest.from_function(slow_page, default_timeout=30)
+    at.run()
+    start = time.perf_counter()
+    at.button(key="go").click().run()
+    status, message, results = at.session_state["status"]
+    assert status == "stopped" and "time limit" in message and time.perf_counter() - start < 5
+    worker = results[0]
+    assert worker != os.getpid()
+    assert gone_within(worker, 1.0)
+
+
+def allocate(n_bytes: int) -> float:
+    import numpy as np
+
+    return float(np.ones(n_bytes // 8).sum())
+
+
+def refuse():
+    from engine.validation import ConfigError
+
+    raise ConfigError("the file has no utility column.", "upload")
+
+
+def test_light_work_a_visitor_sizes_can_be_walled_too(monkeypatch):
+    import streamlit as st  # noqa: F401 - compute draws a placeholder (bare mode here)
+
+    from engine.validation import ConfigError
+    from ui.kit.compute import compute
+
+    monkeypatch.setenv("DPBO_RUN_WORKERS", "1")
+    monkeypatch.setenv("DPBO_MAX_MEMORY_MB", "100")
+    assert compute(allocate, 8 * 1000, walled="upload") == 1000.0
+    with pytest.raises(ConfigError) as err:
+        compute(allocate, BIG, walled="upload")
+    assert err.value.field == "upload" and "Lower the size of the file" in str(err.value)
+    with pytest.raises(ConfigError, match="no utility column") as err:
+        compute(refuse, walled="upload")
+    assert err.value.field == "upload"
