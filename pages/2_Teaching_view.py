@@ -45,7 +45,7 @@ def this_round(config):
     kept = st.session_state.get(PREFIX + "round")
     if kept is not None and kept[0] == config:
         return kept[1]
-    rnd = pooled(cached_round, config)
+    rnd = pooled(cached_round, config, walled="agents")
     st.session_state[PREFIX + "round"] = (config, rnd)
     return rnd
 
