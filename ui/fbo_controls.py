@@ -204,7 +204,9 @@ def sidebar(slots: ErrorSlots) -> None:
         slots.under("n_init")
         st.selectbox("sub-region weights", WEIGHTS, key=_key("weights"),
                      format_func={"adaptive": "adaptive softmax (paper)", "equal": "equal (ablation)",
-                                  "fixed": "non-adaptive softmax (ablation)"}.get,
+                                  "fixed": "non-adaptive softmax (ablation)",
+                                  "proportional": "own explorers a_t, others 1 (Fig. 9 weights 2)",
+                                  "proportional-squared": "own explorers a_t², others 1 (Fig. 9 weights 3)"}.get,
                      help="How much each agent counts in each sub-region's average. No effect on ε.")
         slots.under("weights")
         st.number_input("weight a", key=_key("weight_a"), step=1.0,
