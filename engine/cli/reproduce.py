@@ -16,9 +16,9 @@ from engine.cli import host_limits
 from engine.fbo.plan import objective_ready, resolve_agents
 from engine.limits import Cost, check_workers, cores, fbo_cost, objective_cost, sweep_cost
 from engine.reproduce import PART_SPECS, PARTS, reproduce_dp_fts_de
-from engine.reproduce.dp_fts_de import LANDMINE_RUNS, SYNTHETIC_RUNS
+from engine.reproduce.dp_fts_de import CORE_PARTS, LANDMINE_RUNS, SYNTHETIC_RUNS, parse_parts, part_runs
 from engine.reproduce.report import block_seeds, deciding_comparison, setting_config
-from engine.validation import ConfigError, check_choice, check_int
+from engine.validation import ConfigError, check_int
 
 WHAT = "This reproduction"
 HELP = "Reproduce a paper's experiments (dp-fts-de): curves with standard errors over runs, claims judged."
@@ -27,12 +27,15 @@ PAPERS = ("dp-fts-de",)
 
 def add_arguments(parser) -> None:
     parser.add_argument("paper", metavar="{" + ",".join(PAPERS) + "}", help="which paper to reproduce")
-    parser.add_argument("--parts", default=",".join(PARTS),
-                        help=f"comma-separated parts to run (default: {','.join(PARTS)})")
-    parser.add_argument("--runs", type=int, default=LANDMINE_RUNS,
-                        help=f"runs per landmine setting (default {LANDMINE_RUNS}, the paper's)")
-    parser.add_argument("--synthetic-runs", type=int, default=SYNTHETIC_RUNS,
-                        help=f"runs per synthetic setting (default {SYNTHETIC_RUNS}, the paper's)")
+    parser.add_argument("--parts", default=",".join(CORE_PARTS),
+                        help=f"comma-separated parts to run, or all (default: {','.join(CORE_PARTS)}; all: "
+                             f"{','.join(PARTS)})")
+    parser.add_argument("--runs", type=int, default=None,
+                        help=f"runs per setting of every part (default: the paper's, {LANDMINE_RUNS} on landmine, "
+                             "10 on the stand-in tasks)")
+    parser.add_argument("--synthetic-runs", type=int, default=None,
+                        help=f"runs per setting of the synthetic parts (default: --runs if given, else "
+                             f"{SYNTHETIC_RUNS}, the paper's)")
     parser.add_argument("--seed", type=int, default=0, help="seeds every block of runs (shared by all settings)")
     parser.add_argument("--workers", type=int, default=None, help="worker processes (default: all cores)")
     parser.add_argument("--quiet", action="store_true", help="no progress or summary on stderr")
@@ -76,11 +79,11 @@ def _request(args) -> tuple[tuple[str, ...], int | None]:
     """(parts, workers) of the command line, checked."""
     if args.paper not in PAPERS:
         raise ConfigError(f"Unknown paper {args.paper!r}; choose one of {', '.join(PAPERS)}.", "paper")
-    parts = tuple(p.strip() for p in str(args.parts).split(",") if p.strip())
-    for part in parts:
-        check_choice("reproduction part", part, PARTS)
-    check_int("runs", args.runs, 2, 10_000)
-    check_int("synthetic runs", args.synthetic_runs, 2, 10_000)
+    parts = parse_parts(args.parts)
+    if args.runs is not None:
+        check_int("runs", args.runs, 2, 10_000)
+    if args.synthetic_runs is not None:
+        check_int("synthetic runs", args.synthetic_runs, 2, 10_000)
     if args.workers is not None and args.workers < 1:
         raise ConfigError(f"--workers must be at least 1, got {args.workers}.", "workers")
     return parts, check_workers(args.workers, host_limits())
@@ -93,7 +96,7 @@ def cost(args) -> Cost:
     nothing = Cost(0.0, 0.0, "runs")
     for name in parts:
         part = PART_SPECS[name]
-        runs = args.runs if name == "landmine" else args.synthetic_runs
+        runs = part_runs(name, args.runs, args.synthetic_runs)
         for block_seed, size in block_seeds(args.seed, runs):
             for setting in part.settings:
                 config = setting_config(part.base, setting, block_seed, size)
@@ -102,7 +105,8 @@ def cost(args) -> Cost:
                                      domain=config.domain, table_ready=objective_ready(config)))
     processes = max(1, min(workers or cores(), len(cells)))
     total = sweep_cost(cells, processes, processes=processes > 1, shared=shared)
-    knobs = ("runs", "synthetic_runs") if "landmine" in parts else ("synthetic_runs",)
+    knobs = ("runs", "synthetic_runs") if set(parts) - {"synthetic", "synthetic-appendix", "heterogeneous"} \
+        else ("synthetic_runs",)
     return replace(total, field=knobs[0], knobs=knobs + ("parts",),
                    memory_field="workers" if processes > 1 else knobs[0])
 
