@@ -16,6 +16,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from engine.reproduce.report import deciding_comparison
+from engine.reproduce.investigations import investigation
 from engine.reproduce.stored import figure_name, figure_verdicts
 from ui.charts import show
 from ui.fbo_figures import Line, convergence_figure
@@ -23,7 +24,7 @@ from ui.routes import REPRODUCTION, page_link
 from ui.tables import MISSING
 
 # Verdict cells are coloured (not marked with emoji: a browser without an emoji font draws boxes).
-VERDICT_COLOURS = {"holds": "#d8f0dc", "not significant": "#eeeeee", "reversed": "#f8d7d5"}
+VERDICT_COLOURS = {"holds": "#d8f0dc", "not significant": "#eeeeee", "reversed": "#f8d7d5", "differs": "#f8e7c8"}
 # Below this many runs a standard error rests on too few numbers for the 2-standard-error rule to be read as a
 # test (with 2 runs it is one number's spread): the page says so above the verdicts.
 FEW_RUNS = 20
@@ -53,8 +54,10 @@ def checkpoint_table(payload: dict) -> pd.DataFrame:
     """One row per setting: ε after T, and the mean (s.e. over runs) at each checkpoint."""
     rows = []
     for setting in payload["settings"]:
+        clipped = setting.get("clipped_percent")
         row = {"setting": setting["label"],
-               "ε after T": f"{setting['epsilon']:.2f}" if setting["epsilon"] is not None else MISSING}
+               "ε after T": f"{setting['epsilon']:.2f}" if setting["epsilon"] is not None else MISSING,
+               "clipped %": f"{clipped:.2f}" if clipped is not None else MISSING}
         for t in payload["checkpoints"]:
             point = setting["checkpoints"].get(str(t))
             row[f"t = {t}"] = (f"{point['mean']:.4f} ({point['stderr']:.4f})"
@@ -70,10 +73,13 @@ def verdict_table(payload: dict) -> pd.DataFrame:
     for claim in payload["claims"]:
         n = deciding_comparison(claim["numbers"])
         best = f" (best: {labels.get(n['better'], n['better'])})" if "comparisons" in claim["numbers"] else ""
+        compared = ("mean over t = 1..T" if n["at"] == "curve" else f"at t = {n['at']}"
+                    if isinstance(n["at"], int) else f"{n['at']}: ours {n['better_mean']:.2f}, against "
+                    f"{n['worse_mean']:.2f}")
         rows.append({"verdict": claim["verdict"], "the paper claims": claim["claim"], "where": claim["source"],
-                     "compared": "mean over t = 1..T" if n["at"] == "curve" else f"at t = {n['at']}",
-                     "difference ± s.e.": f"{n['difference']:+.4f} ± {n['stderr']:.4f}{best}",
-                     "z": f"{n['z']:+.1f}" if n["z"] is not None else MISSING})
+                     "compared": compared, "difference ± s.e.": f"{n['difference']:+.4f} ± {n['stderr']:.4f}{best}",
+                     "z": f"{n['z']:+.1f}" if n["z"] is not None else MISSING,
+                     "investigation": investigation(claim["claim"], claim["verdict"])})
     return pd.DataFrame(rows)
 
 
