@@ -143,9 +143,10 @@ def test_the_preset_in_view_ignores_runs_and_seed_only():
     assert preset_in_view(dict(preset_values("fig2c"), z=1.5)) is None
 
 
-# The section of docs/paper-comparisons.md that shows each stored part (both have a "TS" row).
+# The section of docs/paper-comparisons.md that shows each stored part.
 DOC_SECTIONS = {"landmine": "## DP-FTS-DE: landmine", "synthetic": "## DP-FTS-DE: synthetic, Fig. 2a",
-                "synthetic-appendix": "## DP-FTS-DE: synthetic appendix", "heterogeneous": "## DP-FTS-DE: heterogeneous",
+                "synthetic-appendix": "## DP-FTS-DE: synthetic appendix",
+                "heterogeneous": "## DP-FTS-DE: heterogeneous",
                 "landmine-renyi": "## DP-FTS-DE: Fig. 11", "har-standin": "### Activity recognition stand-in",
                 "emnist-standin": "### EMNIST stand-in"}
 
