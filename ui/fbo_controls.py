@@ -42,7 +42,8 @@ from ui.state import Param, current_values, decode_query, params_of, query_dict,
 
 PREFIX = "fbo_"
 RUN_KEY = "fbo_run_state"          # the page's LiveRun
-PAGE_PRESETS = ("fig2a", "fig2c", "fig2d")
+PAGE_PRESETS = ("fig2a", "fig2b", "fig2c", "fig2d", "fig4", "fig5-equal", "fig5-global", "fig6", "fig7a", "fig7b",
+                "fig7b-fast", "fig12a")
 
 # Every control: the engine's default comparison; a configuration field is typed and bounded for the URL by its
 # declaration in FboConfig, the comparison's own controls here.
