@@ -115,7 +115,7 @@ def show_part(payload: dict, part, *, key: str, source: str) -> None:
 
 def preset_note(figure: str, where=None) -> None:
     """What the stored 100-run reproduction says about ``figure``'s claims, in two lines with the numbers."""
-    verdicts = figure_verdicts(figure)
+    verdicts = figure_verdicts(figure.split("-")[0])   # "fig5-equal": one line of Fig. 5
     if verdicts is None:
         return
     box = (where if where is not None else st).container()
