@@ -28,7 +28,7 @@ DE_UNDER_DP = ("Checked: weights (App. B, and the authors' create_partitions.py:
                "synthetic code is not public, so how they drew the initial points and scaled omega cannot be "
                "compared; what remains is that privacy costs DE more here than in their figure.")
 P_TRADE = ("Checked: P sub-regions of equal width (App. B.1.1), clipping to S / sqrt(P). Here the clipped share "
-           "climbs with P (2.0 %, 6.4 %, 46 %, 98 % at P = 1, 2, 3, 5 in the stored runs), so the clipping side of "
+           "climbs with P (0.5 %, 4.3 %, 46 %, 98 % at P = 1, 2, 3, 5 in the stored runs), so the clipping side of "
            "the trade-off dominates from P = 2 on and P = 1 (no DE, no sub-region noise doubling) is at least as "
            "good; the paper's interior optimum needs the smaller clip rates of its vectors (see Fig. 2b's 0.8 %).")
 HETEROGENEOUS = ("Checked: the mixing f = alpha f_n + (1 - alpha) f_base of App. B.1.2 with 50 agents; we keep the "
