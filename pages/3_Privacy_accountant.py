@@ -9,6 +9,7 @@ use_the_products_menu()   # before the engine loads (see ui/kit/routes.py)
 import pandas as pd
 import streamlit as st
 
+from engine.privacy.paper import fig11_note
 from engine.privacy import ACCOUNTANT_LABELS, ACCOUNTANTS, SAMPLING, default_delta, fixed_sample_size, supports
 from engine.privacy.accountants import PLD_STEPWISE, check_noise, curve_counts
 from engine.limits import LIGHT_SECONDS, accountant_cost, check
@@ -127,6 +128,8 @@ except ConfigError as err:
 common = dict(sampling=setting["sampling"], n_agents=setting["n_agents"])
 if setting["sampling"] == "fixed" and shown(0):
     st.caption(f"Fixed-size sampling: {fixed_sample_size(setting['q'], setting['n_agents'])} agents per release.")
+    with st.expander("Fixed-size sampling: which ε protects an agent (the paper's Fig. 11)"):
+        st.markdown(fig11_note())
 if large:
     st.caption(f"q = {setting['q']:g}, z = {setting['z']:g}, T = {setting['steps']} releases, "
                f"δ = {setting['delta']:.3g} ({setting['sampling']} sampling); to change them, open the sidebar "

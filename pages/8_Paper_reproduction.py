@@ -53,7 +53,8 @@ with st.sidebar:
     st.header("Experiment")
     st.radio("part of the paper", PARTS, key=PREFIX + "part", format_func=controls.TITLES.get,
              help="Landmine: 29 agents tune an SVM, 60 iterations (Sec. 5.2). Synthetic: 200 agents on a GP draw, "
-                  "40 iterations (Sec. 5.1).")
+                  "40 iterations (Sec. 5.1). The stand-ins replace data this machine cannot fetch (activity "
+                  "recognition: generated; EMNIST: scikit-learn's digits); their numbers are not the paper's data.")
     st.subheader("A small run here")
     st.number_input("runs per setting", key=PREFIX + "runs", step=1,
                     help=f"2 to {RUNS_PER_BLOCK}. Every setting runs the same seeds, so the comparisons are paired "

@@ -105,6 +105,9 @@ NOT_RUN = {
     "python -m engine reproduce dp-fts-de --parts landmine --runs 100":
         "the stored 100-run reproduction (10 minutes on two cores); tests/test_reproduction_stored.py checks its "
         "output in data/reproduction/ against docs/paper-comparisons.md",
+    "python -m engine reproduce dp-fts-de --parts all":
+        "every part of the paper at its run counts (tens of minutes on two cores); the stored parts are checked by "
+        "tests/test_reproduction_stored.py, and tests/test_reproduce_appendix.py runs a new part small",
     "python -m engine reproduce dp-fts-de --parts synthetic --synthetic-runs 100":
         "the stored 100-run reproduction (minutes on two cores); tests/test_reproduction_stored.py checks its "
         "output in data/reproduction/ against docs/paper-comparisons.md",

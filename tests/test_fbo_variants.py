@@ -43,7 +43,8 @@ def test_bad_comparisons_are_refused_by_field(changes, field):
     assert err.value.field == field
 
 
-@pytest.mark.parametrize("name", ["fig2a", "fig2c", "fig2d"])
+@pytest.mark.parametrize("name", ["fig2a", "fig2b", "fig2c", "fig2d", "fig4", "fig5-equal", "fig5-global", "fig6",
+                                  "fig7a", "fig7b", "fig7b-fast", "fig12a"])
 def test_presets_become_the_paper_lines_plus_ts(name):
     lines = build_variants(preset_values(name))
     configs = [cfg for _, cfg in lines]

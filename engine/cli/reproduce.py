@@ -18,7 +18,8 @@ from engine.limits import Cost, check_workers, cores, fbo_cost, objective_cost, 
 from engine.reproduce import PAPERS as REGISTERED
 from engine.reproduce import PART_SPECS, PARTS, fts, reproduce_dp_fts_de
 from engine.reproduce.papers import claim_lines, paper_cost, paper_parts, paper_runs, run_paper, summary_rows
-from engine.reproduce.dp_fts_de import LANDMINE_RUNS, SYNTHETIC_RUNS
+from engine.reproduce.dp_fts_de import (CORE_PARTS, LANDMINE_RUNS, SYNTHETIC_PARTS, SYNTHETIC_RUNS, parse_parts,
+                                       part_runs)
 from engine.reproduce.report import Setting, block_seeds, deciding_comparison, setting_config
 from engine.validation import ConfigError, check_choice, check_int
 
@@ -32,17 +33,19 @@ FBO_PAPERS = ("dp-fts-de", "fts")
 def add_arguments(parser) -> None:
     parser.add_argument("paper", metavar="{" + ",".join(PAPERS) + "}", help="which paper to reproduce")
     parser.add_argument("--parts", default=None,
-                        help=f"comma-separated parts to run (default: all; dp-fts-de: {','.join(PARTS)}; "
-                             f"fts: {','.join(fts.PARTS)}; the others: their figures)")
+                        help=f"comma-separated parts to run (dp-fts-de: default {','.join(CORE_PARTS)}, or all: "
+                             f"{','.join(PARTS)}; fts: {','.join(fts.PARTS)}; the others: their figures; "
+                             "default every part)")
     parser.add_argument("--runs", type=int, default=None,
-                        help=f"runs per setting (dp-fts-de landmine: default {LANDMINE_RUNS}; fts: initialisations, "
-                             f"default {fts.RUNS}; both the papers')")
+                        help=f"runs per setting of every part (default: the paper's; dp-fts-de: {LANDMINE_RUNS} on "
+                             f"landmine, 10 on the stand-in tasks; fts: initialisations, {fts.RUNS})")
+    parser.add_argument("--synthetic-runs", type=int, default=None,
+                        help=f"dp-fts-de: runs per setting of the synthetic parts (default: --runs if given, else "
+                             f"{SYNTHETIC_RUNS}, the paper's)")
     parser.add_argument("--functions", type=int, default=fts.FUNCTIONS,
                         help=f"fts synthetic part: GP functions (default {fts.FUNCTIONS}, the paper's)")
     parser.add_argument("--repetitions", type=int, default=None,
                         help="dp-hype: simulated votes per point of Fig. 2 (default 5000, the paper's)")
-    parser.add_argument("--synthetic-runs", type=int, default=SYNTHETIC_RUNS,
-                        help=f"runs per synthetic setting (default {SYNTHETIC_RUNS}, the paper's)")
     parser.add_argument("--seed", type=int, default=0, help="seeds every block of runs (shared by all settings)")
     parser.add_argument("--workers", type=int, default=None, help="worker processes (default: all cores)")
     parser.add_argument("--quiet", action="store_true", help="no progress or summary on stderr")
@@ -92,12 +95,12 @@ def _papers(args) -> tuple[str, ...]:
     return tuple(REGISTERED) if args.paper == "all" else (args.paper,)
 
 
-def _known_parts(paper: str) -> tuple[str, ...]:
-    return PARTS if paper == "dp-fts-de" else fts.PARTS if paper == "fts" else paper_parts(paper)
-
-
 def _parts_of(args, paper: str) -> tuple[str, ...]:
-    known = _known_parts(paper)
+    if paper == "dp-fts-de":
+        if args.paper == "all":
+            return PARTS
+        return parse_parts(args.parts) if args.parts else CORE_PARTS
+    known = fts.PARTS if paper == "fts" else paper_parts(paper)
     if args.parts is None or args.paper == "all":
         return tuple(known)
     parts = tuple(p.strip() for p in str(args.parts).split(",") if p.strip())
@@ -106,11 +109,12 @@ def _parts_of(args, paper: str) -> tuple[str, ...]:
     return parts
 
 
-def _runs(args, paper: str) -> int:
-    """Runs per setting of ``paper``: the command line's (at most the paper's under ``all``), else the paper's."""
+def _runs(args, paper: str) -> int | None:
+    """Runs per setting of ``paper``: the command line's (at most the paper's under ``all``), else the paper's
+    (None for dp-fts-de: each part's own count, engine.reproduce.dp_fts_de.part_runs)."""
     own = LANDMINE_RUNS if paper == "dp-fts-de" else fts.RUNS if paper == "fts" else paper_runs(paper)
     if args.runs is None:
-        return own
+        return None if paper == "dp-fts-de" else own
     return min(args.runs, own) if args.paper == "all" else args.runs
 
 
@@ -119,9 +123,10 @@ def _request(args) -> tuple[dict[str, tuple[str, ...]], int | None]:
     papers = {paper: _parts_of(args, paper) for paper in _papers(args)}
     if args.runs is not None:
         check_int("runs", args.runs, 2, 10_000)
+    if args.synthetic_runs is not None:
+        check_int("synthetic runs", args.synthetic_runs, 2, 10_000)
     if args.repetitions is not None:
         check_int("repetitions", args.repetitions, 2, 1_000_000)
-    check_int("synthetic runs", args.synthetic_runs, 2, 10_000)
     check_int("functions", args.functions, 1, 100)
     if args.workers is not None and args.workers < 1:
         raise ConfigError(f"--workers must be at least 1, got {args.workers}.", "workers")
@@ -135,7 +140,10 @@ def _fbo_cells(args, paper: str, parts) -> tuple[list[Cost], list[Cost]]:
     specs = fts.PART_SPECS if paper == "fts" else PART_SPECS
     for name in parts:
         part = specs[name]
-        runs = _runs(args, paper) if name == "landmine" or paper == "fts" else args.synthetic_runs
+        if paper == "fts":
+            runs = _runs(args, paper)
+        else:
+            runs = part_runs(name, _runs(args, paper), args.synthetic_runs)
         # The fts synthetic part runs its blocks once per GP function.
         repeats = args.functions if paper == "fts" and name == "synthetic" else 1
         # The run-time part steps single runs of the rivals by hand: priced as FTS runs of its base.
@@ -167,7 +175,8 @@ def cost(args) -> Cost:
                     memory_mb=max([total.memory_mb] + [c.memory_mb for c in serial]))
     knobs = ("runs",)
     if "dp-fts-de" in papers:
-        knobs = ("runs", "synthetic_runs") if "landmine" in papers["dp-fts-de"] else ("synthetic_runs",)
+        synthetic_only = not set(papers["dp-fts-de"]) - set(SYNTHETIC_PARTS)
+        knobs = ("synthetic_runs",) if synthetic_only else ("runs", "synthetic_runs")
     if args.paper == "fts":
         knobs = ("runs", "functions")
     return replace(total, field=knobs[0], knobs=knobs + ("parts",),

@@ -24,7 +24,9 @@ TARGET_ALGORITHMS = ("ts", "fts", "rgpe", "taf")
 PT_SCHEDULES = ("sqrt", "linear", "square", "constant")
 PT_SCHEDULE_LABELS = {"sqrt": "1 - p_t = 1/sqrt(t)", "linear": "1 - p_t = 1/t", "square": "1 - p_t = 1/t^2",
                       "constant": "1 - p_t constant"}
-WEIGHTS = ("adaptive", "equal", "fixed")  # fixed = non-adaptive softmax (App. B.2.5, T_t = 1)
+# fixed = non-adaptive softmax (App. B.2.5, T_t = 1); proportional / proportional-squared = "weights 2" and
+# "weights 3" of App. B.2.3 (Fig. 9): own explorers weigh a_t (or a_t^2), the others 1, a_t decaying from a to 1.
+WEIGHTS = ("adaptive", "equal", "fixed", "proportional", "proportional-squared")
 WEIGHT_SCHEDULES = ("synthetic", "real")  # App. B: a_t decays over t=6..10, or constant 10 then over 30
 FTS_VARIANTS = ("target", "concurrent")
 # How an agent draws its own Thompson sample (engine.surrogate.thompson); "shared" is the ablation that
@@ -74,7 +76,8 @@ class FboConfig:
     pt_constant: float = setting(0.5, low=0, high=1, noun="constant 1 - p_t", label="constant 1 - p_t",
                                  help="1 - p_t for the constant schedule")
     weights: str = setting("adaptive", choices=WEIGHTS, label="sub-region weights",
-                           help="adaptive softmax, equal (uniform) or fixed (non-adaptive, T_t = 1)")
+                           help="adaptive softmax, equal (uniform), fixed (non-adaptive, T_t = 1), proportional (own "
+                                "explorers a_t, others 1) or proportional-squared (a_t^2 against 1)")
     weight_a: float = setting(15.0, low=0, low_open=True, noun="weight parameter a", link=(1e-9, 1e6),
                               label="weight a", help="a of the softmax weights")
     weight_schedule: str = setting("synthetic", choices=WEIGHT_SCHEDULES, noun="weight schedule",

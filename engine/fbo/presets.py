@@ -76,4 +76,33 @@ PRESETS = {
                   base=dict(FTS_LANDMINE),
                   compare=[dict(algorithm="ts")] + [dict(algorithm=a, features=m) for a in ("fts", "rgpe", "taf")
                                                     for m in (50, 100, 150, 200)]),
+    # Fig. 2b and App. B.1 (Figs. 4-7, 12a). A comparison varies one of q, z, S, P, M over its algorithms, so a
+    # figure whose lines differ otherwise (Fig. 5's ablations, Fig. 7b's faster 1 - p_t, Fig. 12a's weights)
+    # loads one preset per line against TS. Values the paper does not print (the S of Fig. 2b, the P of Fig. 6,
+    # Fig. 7b's faster 1 - p_t) are ours, as in engine.reproduce.dp_fts_de_appendix.
+    "fig2b": dict(label="Paper Fig. 2b: impact of the clipping threshold S",
+                  base=dict(SYNTHETIC, algorithm="dp-fts-de", P=2, q=0.25, z=1.0),
+                  compare=[dict(S=5.0), dict(S=11.0), dict(S=30.0)]),
+    "fig4": dict(label="Paper Fig. 4: DP-FTS (S = 8) against DP-FTS-DE (S = 11), each at both S",
+                 base=dict(SYNTHETIC, algorithm="dp-fts-de", P=2, q=0.25, z=1.0),
+                 compare=[dict(algorithm="dp-fts", S=8.0), dict(algorithm="dp-fts-de", S=11.0)]),
+    "fig5-equal": dict(label="Paper Fig. 5 (orange): FTS-DE with equal weights",
+                       base=dict(SYNTHETIC, algorithm="fts-de", P=2, weights="equal"), compare=[dict()]),
+    "fig5-global": dict(label="Paper Fig. 5 (purple): FTS-DE, initial points from the whole domain",
+                        base=dict(SYNTHETIC, algorithm="fts-de", P=2, local_exploration=False), compare=[dict()]),
+    "fig6": dict(label="Paper Fig. 6: the trade-off in the number of sub-regions P",
+                 base=dict(SYNTHETIC, algorithm="dp-fts-de", q=0.25, z=1.0, S=11.0),
+                 compare=[dict(P=1), dict(P=2), dict(P=3), dict(P=5)]),
+    "fig7a": dict(label="Paper Fig. 7a: heterogeneous agents (alpha = 0.7, 50 agents)",
+                  base=dict(SYNTHETIC, agents=50, P=2, alpha=0.7, algorithm="fts-de"),
+                  compare=[dict(algorithm="ts"), dict(algorithm="fts-de")]),
+    "fig7b": dict(label="Paper Fig. 7b: independent agents (alpha = 1, 50 agents, 1 - p_t = 1/sqrt(t))",
+                  base=dict(SYNTHETIC, agents=50, P=2, alpha=1.0, algorithm="fts-de"),
+                  compare=[dict(algorithm="ts"), dict(algorithm="fts-de")]),
+    "fig7b-fast": dict(label="Paper Fig. 7b (orange): alpha = 1 with a faster 1 - p_t = 1/t",
+                       base=dict(SYNTHETIC, agents=50, P=2, alpha=1.0, algorithm="fts-de", pt_schedule="linear"),
+                       compare=[dict(algorithm="ts"), dict(algorithm="fts-de")]),
+    "fig12a": dict(label="Paper Fig. 12a (green): DP-FTS-DE with non-adaptive weights",
+                   base=dict(SYNTHETIC, algorithm="dp-fts-de", P=2, q=0.25, z=1.0, weights="fixed"),
+                   compare=[dict(algorithm="ts"), dict(algorithm="dp-fts-de")]),
 }

@@ -9,15 +9,18 @@ P = 2 and 3 (Fig. 2a), DP-FTS-DE with q = 0.15, 0.25, 0.5 at z = 1 (Fig. 2c) and
 q = 0.25 (Fig. 2d).
 
 The claims are the paper's sentences about these figures, in our words, with where they are.
+The other figures (Fig. 2b, App. B: Figs. 4-12) are the parts of
+:mod:`engine.reproduce.dp_fts_de_appendix`; ``PART_SPECS`` holds them all.
 """
 
 from __future__ import annotations
 
 from engine.fbo.presets import FTS_REFERENCE, LANDMINE, SYNTHETIC
+from engine.reproduce.dp_fts_de_appendix import APPENDIX_PARTS
 from engine.reproduce.report import Claim, Part, PartResult, Progress, Setting, run_part
 from engine.validation import check_choice, check_int
 
-PARTS = ("landmine", "synthetic")
+CORE_PARTS = ("landmine", "synthetic")     # the default of the command line
 LANDMINE_RUNS = 100        # Fig. 3 caption: "averaged over 100 (a, d) ... random initializations"
 SYNTHETIC_RUNS = 5         # Fig. 2 caption: "each further averaged over 5 runs"
 
@@ -91,7 +94,7 @@ SYNTHETIC_CLAIMS = [
           ("dp-fts-de q=0.25 z=1.2",), "dp-fts-de q=0.25 z=1.5"),
 ]
 
-PART_SPECS = {
+_CORE_SPECS = {
     "landmine": Part("landmine", "Landmine detection (Sec. 5.2, Fig. 3a and 3d)", "1 - AUC", LANDMINE,
                      tuple(LANDMINE_SETTINGS), tuple(LANDMINE_CLAIMS), (0, 10, 30, 60), LANDMINE_RUNS),
     "synthetic": Part("synthetic", "Synthetic GP functions (Sec. 5.1, Fig. 2a, 2c and 2d)", "simple regret",
@@ -99,15 +102,41 @@ PART_SPECS = {
 }
 
 
-def reproduce(parts=PARTS, *, runs: int = LANDMINE_RUNS, synthetic_runs: int = SYNTHETIC_RUNS, seed: int = 0,
-              jobs: int | None = None, progress: Progress | None = None) -> dict[str, PartResult]:
+PART_SPECS = {**_CORE_SPECS, **APPENDIX_PARTS}
+PARTS = tuple(PART_SPECS)
+SYNTHETIC_PARTS = ("synthetic", "synthetic-appendix", "heterogeneous")
+
+
+def parse_parts(text: str) -> tuple[str, ...]:
+    """The parts a comma-separated list names ("all": every part), each checked."""
+    names = tuple(p.strip() for p in str(text).split(",") if p.strip())
+    if names == ("all",):
+        return PARTS
+    for name in names:
+        check_choice("reproduction part", name, PARTS)
+    return names
+
+
+def part_runs(name: str, runs: int | None = None, synthetic_runs: int | None = None) -> int:
+    """Runs per setting of part ``name``: ``synthetic_runs`` for the synthetic parts when given, else ``runs``
+    when given, else the part's own count (the paper's; 5 for the synthetic parts as the paper ran)."""
+    if name in SYNTHETIC_PARTS and synthetic_runs is not None:
+        return synthetic_runs
+    if runs is not None:
+        return runs
+    return SYNTHETIC_RUNS if name in SYNTHETIC_PARTS else PART_SPECS[name].paper_runs
+
+
+def reproduce(parts=CORE_PARTS, *, runs: int | None = None, synthetic_runs: int | None = None,
+              seed: int = 0, jobs: int | None = None, progress: Progress | None = None) -> dict[str, PartResult]:
     """Run the paper's protocol and judge its claims.
 
     Parameters
     ----------
-    parts : iterable of {"landmine", "synthetic"}
-    runs, synthetic_runs : int
-        Runs per setting (at least 2: standard errors are over runs).
+    parts : iterable of part names (:data:`PARTS`)
+    runs, synthetic_runs : int or None
+        Runs per setting (at least 2: standard errors are over runs); ``runs`` for every part,
+        ``synthetic_runs`` for the synthetic ones; None: the part's own count (:func:`part_runs`).
     seed : int
         Seeds every block of runs; all settings share them (paired comparisons).
     jobs : int, optional
@@ -123,11 +152,13 @@ def reproduce(parts=PARTS, *, runs: int = LANDMINE_RUNS, synthetic_runs: int = S
     parts = tuple(parts)
     for part in parts:
         check_choice("reproduction part", part, PARTS)
-    check_int("runs", runs, 2, 10_000)
-    check_int("synthetic runs", synthetic_runs, 2, 10_000)
+    if runs is not None:
+        check_int("runs", runs, 2, 10_000)
+    if synthetic_runs is not None:
+        check_int("synthetic runs", synthetic_runs, 2, 10_000)
     out = {}
     for part in parts:
         report = (lambda done, total, part=part: progress(part, done, total)) if progress else None
-        out[part] = run_part(PART_SPECS[part], runs=runs if part == "landmine" else synthetic_runs, seed=seed,
+        out[part] = run_part(PART_SPECS[part], runs=part_runs(part, runs, synthetic_runs), seed=seed,
                              jobs=jobs, progress=report)
     return out

@@ -32,6 +32,7 @@ import numpy as np
 
 from engine.cancel import checkpoint
 from engine.fbo.records import standard_error
+from engine.reproduce.sizes import size_verdict
 from engine.validation import check_int
 
 Z_THRESHOLD = 2.0          # about a 2.3 % one-sided error rate per claim under the normal approximation
@@ -58,6 +59,7 @@ class SettingResult:
     epsilon: float | None           # privacy loss after T releases (None without DP)
     delta: float | None
     seconds: float                  # engine time, summed over the blocks
+    clipped: float | None = None    # percent of the selected vectors clipped, over iterations and runs
 
     @property
     def curve(self) -> np.ndarray:
@@ -76,6 +78,7 @@ class SettingResult:
     def to_json(self, checkpoints: Sequence[int]) -> dict:
         return {"key": self.setting.key, "label": self.setting.label, "overrides": dict(self.setting.overrides),
                 "runs": int(self.run_curves.shape[0]), "epsilon": self.epsilon, "delta": self.delta,
+                "clipped_percent": self.clipped,
                 "curve": self.curve.tolist(), "curve_stderr": self.curve_stderr.tolist(),
                 "checkpoints": {str(t): {"mean": float(self.curve[t]), "stderr": float(self.curve_stderr[t])}
                                 for t in checkpoints if t < self.run_curves.shape[1]},
@@ -102,6 +105,13 @@ class Claim:
     # A claim that two settings perform alike (e.g. "M barely matters"): it holds when the paired
     # difference is within Z_THRESHOLD standard errors, and its verdict is "differs" otherwise.
     similar: bool = False
+    # "metric": the ordering above, judged over runs. "clipped": a size, the percent of vectors the
+    # setting ``better[0]`` clips against the paper's ``paper`` (``worse`` is "paper"). "epsilon": the
+    # privacy loss of ``better[0]`` is below that of the same setting with ``reference`` overrides
+    # (computed by the accountant, no runs).
+    kind: str = "metric"
+    paper: float | None = None
+    reference: tuple = ()
 
     @property
     def any_of(self) -> bool:
@@ -110,7 +120,7 @@ class Claim:
     @property
     def figures(self) -> tuple[str, ...]:
         """The figures the claim is about, as preset names ("fig3a"), read from its source."""
-        return tuple(f"fig{number}{panel}" for number, panel in re.findall(r"Fig\. (\d+)([a-z])", self.source))
+        return tuple(f"fig{number}{panel}" for number, panel in re.findall(r"Fig\. (\d+)([a-z]?)", self.source))
 
 
 @dataclass(frozen=True)
@@ -184,11 +194,17 @@ def deciding_comparison(numbers: dict) -> dict:
     return max(numbers["comparisons"], key=lambda c: c["z"] if c["z"] is not None else -np.inf)
 
 
-def judge(claims: Sequence[Claim], results: dict[str, SettingResult]) -> list[Verdict]:
+def judge(claims: Sequence[Claim], results: dict[str, SettingResult], base: dict | None = None) -> list[Verdict]:
     """One :class:`Verdict` per claim whose settings all ran (positive ``difference``: the claimed winner is
-    better)."""
+    better). ``base``: the part's base configuration (for claims about epsilon)."""
     out = []
     for claim in claims:
+        if claim.kind != "metric":
+            result = results.get(claim.better[0])
+            if result is not None and (claim.kind == "clipped" or base is not None):
+                config = setting_config(base, result.setting, 0, 2) if claim.kind == "epsilon" else None
+                out.append(Verdict(claim, *size_verdict(claim, result, config)))
+            continue
         if not set(claim.better) | {claim.worse} <= set(results):
             continue
         comparisons = [compare(results[key], results[claim.worse], claim.at) for key in claim.better]
@@ -228,13 +244,17 @@ def setting_config(base: dict, setting: Setting, seed: int, runs: int):
 
 
 def _outcome(result) -> tuple:
-    """(per-run curves (runs, T + 1), epsilon after T, delta, engine seconds) of an FboResult."""
+    """(per-run curves (runs, T + 1), epsilon after T, delta, engine seconds, percent clipped) of an FboResult."""
     epsilon = result.epsilon[-1] if result.epsilon else None
-    return result.run_curves, epsilon, result.delta if result.config.is_private else None, result.wall_seconds
+    fractions = [f for f in result.clipped_fraction if f is not None]
+    clipped = 100.0 * float(np.mean(fractions)) if fractions and result.config.is_private else None
+    return (result.run_curves, epsilon, result.delta if result.config.is_private else None, result.wall_seconds,
+            clipped)
 
 
 def _run_block(base: dict, setting: Setting, seed: int, runs: int):
-    """Run ``runs`` runs of one setting; returns (per-run curves (runs, T + 1), epsilon, delta, seconds)."""
+    """Run ``runs`` runs of one setting; returns (per-run curves (runs, T + 1), epsilon, delta, seconds,
+    percent clipped)."""
     from engine.fbo import run_fbo
 
     config = setting_config(base, setting, seed, runs)
@@ -278,8 +298,11 @@ def run_settings(base: dict, settings: Sequence[Setting], *, runs: int, seed: in
     results = {}
     for s in settings:
         parts = [collected[i] for i, task in enumerate(tasks) if task[0] is s]
+        clips = [p[4] for p in parts if p[4] is not None]
         results[s.key] = SettingResult(s, np.concatenate([p[0] for p in parts]), parts[0][1], parts[0][2],
-                                       float(sum(p[3] for p in parts)))
+                                       float(sum(p[3] for p in parts)),
+                                       float(np.average(clips, weights=[len(p[0]) for p in parts if p[4] is not None]))
+                                       if clips else None)
     return results
 
 
@@ -343,7 +366,7 @@ def run_part(part: Part, *, runs: int, seed: int = 0, jobs: int | None = None,
     started = time.perf_counter()
     results = run_settings(part.base, part.settings, runs=runs, seed=seed, jobs=jobs, progress=progress)
     return PartResult(part.name, part.title, part.metric_label, tuple(part.checkpoints), results,
-                      judge(part.claims, results), time.perf_counter() - started)
+                      judge(part.claims, results, part.base), time.perf_counter() - started)
 
 
 # ---------------------------------------------------------------------- a small run, one line per setting
@@ -365,4 +388,4 @@ def part_from_results(part: Part, results: Mapping[str, object], seconds: float 
     by_key = {s.key: s for s in part.settings}
     settings = {key: SettingResult(by_key[key], *_outcome(result)) for key, result in results.items()}
     return PartResult(part.name, part.title, part.metric_label, tuple(part.checkpoints), settings,
-                      judge(part.claims, settings), seconds)
+                      judge(part.claims, settings, part.base), seconds)

@@ -17,14 +17,14 @@ from functools import lru_cache
 from pathlib import Path
 
 from engine.paths import PROJECT_ROOT
-from engine.reproduce.dp_fts_de import PART_SPECS
+from engine.reproduce.dp_fts_de import PART_SPECS, PARTS
 from engine.reproduce.report import Claim, deciding_comparison
 from engine.validation import check_choice
 
 STORED_DIR = PROJECT_ROOT / "data" / "reproduction"
-STORED_FILES = {"landmine": "dp-fts-de-landmine.json", "synthetic": "dp-fts-de-synthetic.json"}
+STORED_FILES = {name: f"dp-fts-de-{name}.json" for name in PARTS}
 PROVENANCE_FILE = "provenance.json"
-VERDICTS = ("holds", "not significant", "reversed")
+VERDICTS = ("holds", "not significant", "reversed", "differs")   # differs: a size claim outside its band
 
 
 @dataclass(frozen=True)
@@ -45,7 +45,7 @@ class StoredPart:
 
 
 def stored_part(name: str, folder: Path | None = None) -> StoredPart | None:
-    """The stored part ``name`` ("landmine" or "synthetic"), or None when its file is missing."""
+    """The stored part ``name`` (one of :data:`engine.reproduce.PARTS`), or None when its file is missing."""
     check_choice("reproduction part", name, tuple(STORED_FILES))
     return _read(name, Path(folder or STORED_DIR))
 

@@ -52,7 +52,8 @@ from ui.kit.state import (
 
 PREFIX = "fbo_"
 RUN_KEY = "fbo_run_state"          # the page's LiveRun
-PAGE_PRESETS = ("fig2a", "fig2c", "fig2d", "fts1a", "fts1b", "fts1c", "fts2a")
+PAGE_PRESETS = ("fig2a", "fig2b", "fig2c", "fig2d", "fig4", "fig5-equal", "fig5-global", "fig6", "fig7a", "fig7b",
+                "fig7b-fast", "fig12a", "fts1a", "fts1b", "fts1c", "fts2a")
 
 # Every control: the engine's default comparison; a configuration field is typed and bounded for the URL by its
 # declaration in FboConfig, the comparison's own controls here.
@@ -225,7 +226,9 @@ def sidebar(slots: ErrorSlots) -> None:
         slots.under("n_init")
         st.selectbox("sub-region weights", WEIGHTS, key=_key("weights"),
                      format_func={"adaptive": "adaptive softmax (paper)", "equal": "equal (ablation)",
-                                  "fixed": "non-adaptive softmax (ablation)"}.get,
+                                  "fixed": "non-adaptive softmax (ablation)",
+                                  "proportional": "own explorers a_t, others 1 (Fig. 9 weights 2)",
+                                  "proportional-squared": "own explorers a_t², others 1 (Fig. 9 weights 3)"}.get,
                      help="How much each agent counts in each sub-region's average. No effect on ε.")
         slots.under("weights")
         st.number_input("weight a", key=_key("weight_a"), step=1.0,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from engine.reproduce import PARTS
+from engine.reproduce import PART_SPECS, PARTS
 from engine.reproduce.report import RUNS_PER_BLOCK
 from ui.kit.state import Ignored, Param, current_values, init_state
 
@@ -15,7 +15,8 @@ PARAMS = {
     "runs": Param(4, int, low=2, high=RUNS_PER_BLOCK),
     "seed": Param(0, int, low=0, high=2**31 - 1),
 }
-TITLES = {"landmine": "Landmine (Fig. 3a, 3d)", "synthetic": "Synthetic (Fig. 2a, 2c, 2d)"}
+TITLES = {name: f"{name.replace('-standin', ' (stand-in)')}: Fig. "
+          + ", ".join(f.removeprefix("fig") for f in spec.figures) for name, spec in PART_SPECS.items()}
 
 
 def init() -> list[Ignored]:

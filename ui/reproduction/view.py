@@ -16,6 +16,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from engine.reproduce.report import deciding_comparison
+from engine.reproduce.investigations import investigation
 from engine.reproduce.stored import figure_name, figure_verdicts
 from ui.kit.charts import show
 from ui.fbo.figures import convergence_figure
@@ -24,7 +25,7 @@ from ui.kit.routes import REPRODUCTION, page_link
 from ui.kit.tables import MISSING
 
 # Verdict cells are coloured (not marked with emoji: a browser without an emoji font draws boxes).
-VERDICT_COLOURS = {"holds": "#d8f0dc", "not significant": "#eeeeee", "reversed": "#f8d7d5", "differs": "#f8d7d5"}
+VERDICT_COLOURS = {"holds": "#d8f0dc", "not significant": "#eeeeee", "reversed": "#f8d7d5", "differs": "#f8e7c8"}
 # Below this many runs a standard error rests on too few numbers for the 2-standard-error rule to be read as a
 # test (with 2 runs it is one number's spread): the page says so above the verdicts.
 FEW_RUNS = 20
@@ -54,8 +55,10 @@ def checkpoint_table(payload: dict) -> pd.DataFrame:
     """One row per setting: ε after T, and the mean (s.e. over runs) at each checkpoint."""
     rows = []
     for setting in payload["settings"]:
+        clipped = setting.get("clipped_percent")
         row = {"setting": setting["label"],
-               "ε after T": f"{setting['epsilon']:.2f}" if setting["epsilon"] is not None else MISSING}
+               "ε after T": f"{setting['epsilon']:.2f}" if setting["epsilon"] is not None else MISSING,
+               "clipped %": f"{clipped:.2f}" if clipped is not None else MISSING}
         for t in payload["checkpoints"]:
             point = setting["checkpoints"].get(str(t))
             row[f"t = {t}"] = (f"{point['mean']:.4f} ({point['stderr']:.4f})"
@@ -71,10 +74,13 @@ def verdict_table(payload: dict) -> pd.DataFrame:
     for claim in payload["claims"]:
         n = deciding_comparison(claim["numbers"])
         best = f" (best: {labels.get(n['better'], n['better'])})" if "comparisons" in claim["numbers"] else ""
+        compared = ("mean over t = 1..T" if n["at"] == "curve" else f"at t = {n['at']}"
+                    if isinstance(n["at"], int) else f"{n['at']}: ours {n['better_mean']:.2f}, against "
+                    f"{n['worse_mean']:.2f}")
         rows.append({"verdict": claim["verdict"], "the paper claims": claim["claim"], "where": claim["source"],
-                     "compared": "mean over t = 1..T" if n["at"] == "curve" else f"at t = {n['at']}",
-                     "difference ± s.e.": f"{n['difference']:+.4f} ± {n['stderr']:.4f}{best}",
-                     "z": f"{n['z']:+.1f}" if n["z"] is not None else MISSING})
+                     "compared": compared, "difference ± s.e.": f"{n['difference']:+.4f} ± {n['stderr']:.4f}{best}",
+                     "z": f"{n['z']:+.1f}" if n["z"] is not None else MISSING,
+                     "investigation": investigation(claim["claim"], claim["verdict"])})
     return pd.DataFrame(rows)
 
 
@@ -125,7 +131,7 @@ def paper_note(paper: str, figure: str | None, where=None) -> None:
 
 def preset_note(figure: str, where=None) -> None:
     """What the stored 100-run reproduction says about ``figure``'s claims, in two lines with the numbers."""
-    verdicts = figure_verdicts(figure)
+    verdicts = figure_verdicts(figure.split("-")[0])   # "fig5-equal": one line of Fig. 5
     if verdicts is None:
         return
     box = (where if where is not None else st).container()
