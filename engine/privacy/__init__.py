@@ -5,9 +5,6 @@ from engine.privacy.accountants import (
     ACCOUNTANTS,
     SAMPLING,
     MomentsAccountant,
-    calibrate_q,
-    calibrate_steps,
-    calibrate_z,
     default_delta,
     epsilon,
     epsilon_curve,
@@ -18,6 +15,7 @@ from engine.privacy.accountants import (
     subsampled_gaussian_event,
     supports,
 )
+from engine.privacy.calibration import calibrate_q, calibrate_steps, calibrate_z
 from engine.privacy.gaussian import GAUSSIAN_ACCOUNTANTS, gaussian_epsilon, gaussian_sigma
 
 __all__ = [
