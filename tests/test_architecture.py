@@ -150,3 +150,11 @@ def test_pages_are_thin(page):
     lines = len(page.read_text().splitlines())
     limit = 250 if page.name == "1_Federated_BO.py" else 300
     assert lines < limit, f"{page.name} has {lines} lines (limit {limit})"
+
+
+
+def test_every_engine_and_ui_module_holds_one_job_in_at_most_400_lines():
+    files = sorted([*ROOT.joinpath("engine").rglob("*.py"), *ROOT.joinpath("ui").rglob("*.py")])
+    assert len(files) > 100
+    long = {str(f.relative_to(ROOT)): n for f in files if (n := len(f.read_text().splitlines())) > 400}
+    assert not long, f"split these by job: {long}"
