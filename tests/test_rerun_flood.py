@@ -4,6 +4,7 @@ check (the app on loopback, started and stopped by its process id; Streamlit's o
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import os
 import signal
 import socket
@@ -113,7 +114,9 @@ def test_a_rerun_flood_is_coalesced_and_health_keeps_answering(server):
 
     port, pid = server
     cpu = _cpu_seconds(pid)
-    out = asyncio.run(asyncio.wait_for(_flood(port), 90))
+    # In a thread of its own: a browser test's Playwright (sync API) may keep an event loop running in this one.
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        out = pool.submit(lambda: asyncio.run(asyncio.wait_for(_flood(port), 90))).result()
     out["cpu"] = _cpu_seconds(pid) - cpu
     # One rerun per interval at most, far fewer than the requests. Without the limit every request interrupted
     # the script and started it again: the server's process took 7.6 CPU seconds of these 8 (one core, all

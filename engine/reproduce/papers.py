@@ -48,7 +48,7 @@ def run_paper(name: str, parts=None, runs: int | None = None, seed: int = 0, pro
                             progress=progress, **options)
 
 
-def _figures(claim: dict) -> list[str]:
+def claim_figures(claim: dict) -> list[str]:
     """The figures or tables a stored claim is about (its ``figure`` field, else read from its source)."""
     if claim.get("figure"):
         return [claim["figure"]]
@@ -70,7 +70,7 @@ def summary_rows(payloads: dict) -> list[dict]:
     for paper, payload in payloads.items():
         for part_name, part in payload.get("parts", {}).items():
             for claim in part.get("claims", []):
-                for figure in _figures(claim):
+                for figure in claim_figures(claim):
                     row = rows.setdefault((paper, figure), {"paper": paper, "figure": figure, "part": part_name,
                                                             "claims": 0, **{v: 0 for v in VERDICTS}})
                     row["claims"] += 1

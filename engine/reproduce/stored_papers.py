@@ -15,7 +15,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from engine.reproduce.claims import VERDICTS
-from engine.reproduce.papers import summary_rows
+from engine.reproduce.papers import claim_figures, summary_rows
 
 STORED_DIR = Path(__file__).resolve().parents[2] / "data" / "reproduction"
 PROVENANCE_FILE = "provenance.json"
@@ -41,7 +41,9 @@ def stored_payload(paper: str, folder: Path | None = None) -> dict | None:
     folder = Path(folder or STORED_DIR)
     if paper == "dp-fts-de":
         parts = {}
-        for name in ("landmine", "synthetic"):
+        from engine.reproduce.dp_fts_de import PARTS     # every stored part, the appendix's too
+
+        for name in PARTS:
             payload = _read(folder / f"dp-fts-de-{name}.json")
             if payload:
                 parts.update(payload["parts"])
@@ -72,8 +74,7 @@ def summary(folder: Path | None = None) -> list[dict]:
 def claims_of(paper: str, figure: str, folder: Path | None = None) -> list[dict]:
     """The stored claims of ``paper`` about ``figure`` ("Fig. 5", "Table 4")."""
     payload = stored_payload(paper, folder) or {"parts": {}}
-    return [c for part in payload["parts"].values() for c in part.get("claims", [])
-            if (c.get("figure") or "") == figure]
+    return [c for part in payload["parts"].values() for c in part.get("claims", []) if figure in claim_figures(c)]
 
 
 @dataclass(frozen=True)

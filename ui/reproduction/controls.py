@@ -15,8 +15,12 @@ PARAMS = {
     "runs": Param(4, int, low=2, high=RUNS_PER_BLOCK),
     "seed": Param(0, int, low=0, high=2**31 - 1),
 }
-TITLES = {name: f"{name.replace('-standin', ' (stand-in)')}: Fig. "
-          + ", ".join(f.removeprefix("fig") for f in spec.figures) for name, spec in PART_SPECS.items()}
+NAMES = {"landmine": "Landmine", "synthetic": "Synthetic", "synthetic-appendix": "Synthetic, appendix",
+         "heterogeneous": "Heterogeneous agents", "landmine-renyi": "Landmine, Rényi DP",
+         "har-standin": "Activity recognition, stand-in", "emnist-standin": "EMNIST, stand-in"}
+# "Synthetic (Fig. 2a, 2c, 2d)": each part's name and the figures its spec reproduces.
+TITLES = {name: f"{NAMES.get(name, name)} (Fig. " + ", ".join(f.removeprefix("fig") for f in spec.figures) + ")"
+          for name, spec in PART_SPECS.items()}
 
 
 def init() -> list[Ignored]:

@@ -201,7 +201,8 @@ def show_claims(paper: str, payload: dict) -> None:
             st.caption("See the part's curves and verdicts above.")
             continue
         frame = pd.DataFrame([{"claim": c["claim"], "verdict": c["verdict"],
-                               "difference": c["numbers"]["difference"], "± s.e.": c["numbers"]["stderr"],
+                               "difference": deciding_comparison(c["numbers"]).get("difference"),
+                               "± s.e.": deciding_comparison(c["numbers"]).get("stderr"),
                                "runs": c["numbers"].get("runs"), "source": c["source"]} for c in claims])
         st.dataframe(_coloured(frame), hide_index=True, column_config={
             "difference": st.column_config.NumberColumn(format="%+.4f"),
