@@ -34,7 +34,7 @@ import numpy as np
 from engine.cancel import checkpoint
 from engine.objectives.datasets import SplitData, agent_splits, array_digest
 from engine.objectives.task_objective import objective_for
-from engine.objectives.tasks import Task, log_scale
+from engine.objectives.tasks import Task, batch_l2_lr
 from engine.validation import check_int, check_positive
 
 BATCH_RANGE = (4.0, 32.0)
@@ -108,11 +108,7 @@ class SgdLogisticTask(Task):
 
     def hyperparameters(self, points: np.ndarray, agent: int = 0) -> dict[str, np.ndarray]:
         """The (batch size, L2, learning rate) each point of [0, 1]^3 stands for, for ``agent``."""
-        points = np.atleast_2d(points)
-        batch = np.rint(log_scale(points[:, 0], *BATCH_RANGE)).astype(int)
-        batch = np.minimum(batch, len(self.agents[agent].y_train))
-        return {"batch_size": batch, "l2": log_scale(points[:, 1], *L2_RANGE),
-                "learning_rate": log_scale(points[:, 2], *LR_RANGE)}
+        return batch_l2_lr(points, len(self.agents[agent].y_train), BATCH_RANGE, L2_RANGE, LR_RANGE)
 
     def definition(self) -> dict:
         return {"task": self.name, "model": "sgd-logistic-regression",

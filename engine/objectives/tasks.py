@@ -63,3 +63,12 @@ def log_scale(unit: np.ndarray, low: float, high: float) -> np.ndarray:
     """Map [0, 1] to [low, high] on a log scale (0 -> low, 1 -> high)."""
     unit = np.clip(np.asarray(unit, dtype=float), 0.0, 1.0)
     return 10.0 ** (np.log10(low) + unit * (np.log10(high) - np.log10(low)))
+
+
+def batch_l2_lr(points: np.ndarray, n_train: int, batch_range, l2_range, lr_range) -> dict[str, np.ndarray]:
+    """The (batch size, L2, learning rate) of SGD each point of [0, 1]^3 stands for, on log scales; the batch
+    is at most the agent's ``n_train`` training examples."""
+    points = np.atleast_2d(points)
+    batch = np.minimum(np.rint(log_scale(points[:, 0], *batch_range)).astype(int), n_train)
+    return {"batch_size": batch, "l2": log_scale(points[:, 1], *l2_range),
+            "learning_rate": log_scale(points[:, 2], *lr_range)}
