@@ -27,6 +27,14 @@ SCROLL_DOWN = ("() => { window.scrollTo(0, 400); ['stMain', 'stAppViewContainer'
 CHART_FONTS = ("() => [...document.querySelectorAll(\"[data-testid='stPlotlyChart'] .xtick text, "
                "[data-testid='stPlotlyChart'] .ytick text, [data-testid='stPlotlyChart'] .legendtext\")]"
                ".map(t => parseFloat(getComputedStyle(t).fontSize || t.style.fontSize))")
+# Captions whose next element starts above the caption's last line (the element covers part of the text).
+COVERED_CAPTIONS = ("() => [...document.querySelectorAll("
+                    "\"[data-testid='stMain'] [data-testid='stCaptionContainer']\")]"
+                    ".filter(c => { const box = c.closest(\"[data-testid='stElementContainer']\");"
+                    " let next = box && box.nextElementSibling;"
+                    " while (next && next.getBoundingClientRect().height === 0) next = next.nextElementSibling;"
+                    " return !!next && next.getBoundingClientRect().top < c.getBoundingClientRect().bottom - 2; })"
+                    ".map(c => c.innerText.slice(0, 60))")
 
 
 @pytest.fixture
@@ -51,6 +59,7 @@ def check_screen(page, name: str, step: int, *, chart: bool) -> None:
     height = page.evaluate(PAGE_HEIGHT)
     assert height <= PROJECTOR["height"], f"{name} step {step} is {height} px tall: it scrolls at 1280x720"
     assert page.evaluate(SCROLLED) == 0, f"{name} step {step} does not start at the top"
+    assert page.evaluate(COVERED_CAPTIONS) == [], f"{name} step {step}: the next element covers a caption"
     if chart:
         fonts = page.evaluate(CHART_FONTS)
         assert fonts and min(fonts) >= PRESENTER_FONT - 2, (name, step, fonts)

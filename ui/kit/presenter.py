@@ -18,7 +18,9 @@ from ui.kit.state import Param
 PRESENT = Param(False, bool)   # the control behind the toggle: add it to a lesson page's parameters as "present"
 
 # Larger text everywhere in the main area, and a layout that keeps one step on one 1280x720 screen: the title on
-# one line, less padding above and below, tighter gaps, and the chart sized by ui.kit.charts.enlarge.
+# one line, less padding above and below, tighter gaps, and the chart sized by ui.kit.charts.enlarge. Streamlit
+# pulls the element after a caption up by the caption paragraph's margin (-1rem); with that margin at 0 here, the
+# pull is cut to less than the gap between elements, or the next element (a chart title) covers half the caption.
 _STYLE = """<style>
 [data-testid="stMain"] [data-testid="stMainBlockContainer"] { padding-top: 3.5rem; padding-bottom: 0.5rem; }
 [data-testid="stMain"] [data-testid="stVerticalBlock"] { gap: 0.55rem; }
@@ -26,6 +28,7 @@ _STYLE = """<style>
 [data-testid="stMain"] [data-testid="stMarkdownContainer"] li { font-size: 1.4rem; line-height: 1.4; }
 [data-testid="stMain"] [data-testid="stMarkdownContainer"] p { margin-bottom: 0.3rem; }
 [data-testid="stMain"] [data-testid="stCaptionContainer"] p { font-size: 1.05rem; margin-bottom: 0; }
+[data-testid="stMain"] [data-testid="stCaptionContainer"] { margin-bottom: -0.5rem; }
 [data-testid="stMain"] h1 { font-size: 2.1rem; padding: 0; }
 [data-testid="stMain"] h2, [data-testid="stMain"] h3 { font-size: 1.8rem; padding: 0.2rem 0; }
 [data-testid="stMain"] [data-testid="stMetricValue"] { font-size: 2.4rem; }
