@@ -31,10 +31,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from engine.cancel import checkpoint
 from engine.objectives.datasets import SplitData, agent_splits, array_digest
 from engine.objectives.task_objective import objective_for
-from engine.objectives.tasks import Task, batch_l2_lr
+from engine.objectives.tasks import AgentDataTask, batch_l2_lr, score_by_batch
 from engine.validation import check_int, check_positive
 
 BATCH_RANGE = (4.0, 32.0)
@@ -86,25 +85,15 @@ def sgd_logistic_accuracy(data: SplitData, batch: int, l2: np.ndarray, lr: np.nd
     return np.mean((logits > 0) == (data.y_valid[None, :] == 1), axis=1)
 
 
-@dataclass(frozen=True, eq=False)
-class SgdLogisticTask(Task):
+@dataclass(frozen=True, eq=False, kw_only=True)
+class SgdLogisticTask(AgentDataTask):
     """Agents tuning (batch size, L2, learning rate) of SGD logistic regression on their own data."""
 
-    agents: tuple
     data_definition: dict
-    seed: int
     name: str = "breast-cancer-lr"
-    summary: str = ""
-    dim: int = 3
     default_grid: int = DEFAULT_GRID
-    metric_label: str = "validation error"
     lengthscale: float = LENGTHSCALE
     noise_var: float = NOISE_VAR
-    noise_std: float = 0.0
-
-    @property
-    def n_agents(self) -> int:
-        return len(self.agents)
 
     def hyperparameters(self, points: np.ndarray, agent: int = 0) -> dict[str, np.ndarray]:
         """The (batch size, L2, learning rate) each point of [0, 1]^3 stands for, for ``agent``."""
@@ -118,14 +107,8 @@ class SgdLogisticTask(Task):
                 "n_agents": self.n_agents, "seed": self.seed, **self.data_definition}
 
     def score(self, agent: int, points: np.ndarray) -> np.ndarray:
-        hp = self.hyperparameters(points, agent)
-        out = np.empty(len(hp["batch_size"]))
-        for batch in np.unique(hp["batch_size"]):
-            checkpoint()
-            rows = np.flatnonzero(hp["batch_size"] == batch)
-            out[rows] = sgd_logistic_accuracy(self.agents[agent], int(batch), hp["l2"][rows],
-                                              hp["learning_rate"][rows], seed=(self.seed, 2, agent))
-        return out
+        return score_by_batch(self.hyperparameters(points, agent), lambda batch, l2, lr: sgd_logistic_accuracy(
+            self.agents[agent], batch, l2, lr, seed=(self.seed, 2, agent)))
 
 
 @functools.lru_cache(maxsize=1)

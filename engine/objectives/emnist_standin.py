@@ -34,7 +34,7 @@ import numpy as np
 from engine.cancel import checkpoint
 from engine.objectives.datasets import SplitData, agent_splits, array_digest
 from engine.objectives.task_objective import objective_for
-from engine.objectives.tasks import Task, log_scale
+from engine.objectives.tasks import AgentDataTask, log_scale
 from engine.validation import check_int
 
 STAND_IN = "stand-in: scikit-learn's 8 x 8 digits in place of federated EMNIST"
@@ -114,25 +114,15 @@ def adam_mlp_accuracy(data: SplitData, lr: np.ndarray, decay: np.ndarray, l2: np
     return np.mean(predicted == data.y_valid[None, :], axis=1)
 
 
-@dataclass(frozen=True, eq=False)
-class EmnistStandInTask(Task):
+@dataclass(frozen=True, eq=False, kw_only=True)
+class EmnistStandInTask(AgentDataTask):
     """Agents tuning (learning rate, decay, L2) of a small network on their own digits."""
 
-    agents: tuple
-    seed: int
     data_sha256: str
     name: str = "emnist-standin"
-    summary: str = ""
-    dim: int = 3
     default_grid: int = DEFAULT_GRID
-    metric_label: str = "validation error"
     lengthscale: float = LENGTHSCALE
     noise_var: float = NOISE_VAR
-    noise_std: float = 0.0
-
-    @property
-    def n_agents(self) -> int:
-        return len(self.agents)
 
     def hyperparameters(self, points: np.ndarray, agent: int = 0) -> dict[str, np.ndarray]:
         """The (learning rate, decay, L2) each point of [0, 1]^3 stands for."""

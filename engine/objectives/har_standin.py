@@ -35,10 +35,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from engine.cancel import checkpoint
 from engine.objectives.datasets import SplitData, array_digest, stratified_half_split
 from engine.objectives.task_objective import objective_for
-from engine.objectives.tasks import Task, batch_l2_lr
+from engine.objectives.tasks import AgentDataTask, batch_l2_lr, score_by_batch
 from engine.validation import check_int
 
 STAND_IN = "stand-in: generated data shaped like the paper's activity recognition set"
@@ -115,24 +114,14 @@ def sgd_softmax_accuracy(data: SplitData, batch: int, l2: np.ndarray, lr: np.nda
     return np.mean(predicted == data.y_valid[None, :], axis=1)
 
 
-@dataclass(frozen=True, eq=False)
-class HarStandInTask(Task):
+@dataclass(frozen=True, eq=False, kw_only=True)
+class HarStandInTask(AgentDataTask):
     """Agents tuning (batch size, L2, learning rate) of SGD softmax regression on generated activity data."""
 
-    agents: tuple
-    seed: int
     name: str = "har-standin"
-    summary: str = ""
-    dim: int = 3
     default_grid: int = DEFAULT_GRID
-    metric_label: str = "validation error"
     lengthscale: float = LENGTHSCALE
     noise_var: float = NOISE_VAR
-    noise_std: float = 0.0
-
-    @property
-    def n_agents(self) -> int:
-        return len(self.agents)
 
     def hyperparameters(self, points: np.ndarray, agent: int = 0) -> dict[str, np.ndarray]:
         """The (batch size, L2, learning rate) each point of [0, 1]^3 stands for, for ``agent``."""
@@ -148,14 +137,8 @@ class HarStandInTask(Task):
                 "data_sha256": array_digest(first.x_train, first.y_train, self.agents[-1].x_valid)}
 
     def score(self, agent: int, points: np.ndarray) -> np.ndarray:
-        hp = self.hyperparameters(points, agent)
-        out = np.empty(len(hp["batch_size"]))
-        for batch in np.unique(hp["batch_size"]):
-            checkpoint()
-            rows = np.flatnonzero(hp["batch_size"] == batch)
-            out[rows] = sgd_softmax_accuracy(self.agents[agent], int(batch), hp["l2"][rows],
-                                             hp["learning_rate"][rows], seed=(self.seed, 19, agent))
-        return out
+        return score_by_batch(self.hyperparameters(points, agent), lambda batch, l2, lr: sgd_softmax_accuracy(
+            self.agents[agent], batch, l2, lr, seed=(self.seed, 19, agent)))
 
 
 def make_task(n_agents: int | None = None, alpha: float | None = None, seed: int = 0,

@@ -9,8 +9,12 @@ built on is :func:`grid_candidates`; :func:`linear_scale` and
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from dataclasses import dataclass
+from typing import Callable
 
 import numpy as np
+
+from engine.cancel import checkpoint
 
 
 class Task(ABC):
@@ -44,6 +48,40 @@ class Task(ABC):
         Must not depend on which other points are scored in the same call, so a
         table row equals training at each point on its own.
         """
+
+
+@dataclass(frozen=True, eq=False, kw_only=True)
+class AgentDataTask(Task):
+    """A task whose every agent tunes one model on a split of its own data (``agents``: one
+    :class:`engine.objectives.datasets.SplitData` each). A data set module sets ``name``, ``default_grid``,
+    ``lengthscale`` and ``noise_var`` as field defaults and implements :meth:`definition` and :meth:`score`."""
+
+    agents: tuple
+    seed: int
+    name: str
+    default_grid: int
+    lengthscale: float
+    noise_var: float
+    summary: str = ""
+    dim: int = 3
+    metric_label: str = "validation error"
+    noise_std: float = 0.0
+
+    @property
+    def n_agents(self) -> int:
+        return len(self.agents)
+
+
+def score_by_batch(hp: dict[str, np.ndarray], train: Callable[[int, np.ndarray, np.ndarray], np.ndarray]
+                   ) -> np.ndarray:
+    """Scores of SGD settings ``hp`` (from :func:`batch_l2_lr`), trained together one batch size at a time:
+    ``train(batch, l2, learning_rate)`` gives the accuracies of the settings sharing ``batch``."""
+    out = np.empty(len(hp["batch_size"]))
+    for batch in np.unique(hp["batch_size"]):
+        checkpoint()
+        rows = np.flatnonzero(hp["batch_size"] == batch)
+        out[rows] = train(int(batch), hp["l2"][rows], hp["learning_rate"][rows])
+    return out
 
 
 def grid_candidates(dim: int, size: int) -> np.ndarray:
