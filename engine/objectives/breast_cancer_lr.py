@@ -33,7 +33,7 @@ import numpy as np
 
 from engine.objectives.datasets import SplitData, agent_splits, array_digest
 from engine.objectives.task_objective import objective_for
-from engine.objectives.tasks import AgentDataTask, batch_l2_lr, score_by_batch
+from engine.objectives.tasks import SgdAgentTask, score_by_batch
 from engine.validation import check_int, check_positive
 
 BATCH_RANGE = (4.0, 32.0)
@@ -86,7 +86,7 @@ def sgd_logistic_accuracy(data: SplitData, batch: int, l2: np.ndarray, lr: np.nd
 
 
 @dataclass(frozen=True, eq=False, kw_only=True)
-class SgdLogisticTask(AgentDataTask):
+class SgdLogisticTask(SgdAgentTask):
     """Agents tuning (batch size, L2, learning rate) of SGD logistic regression on their own data."""
 
     data_definition: dict
@@ -94,17 +94,11 @@ class SgdLogisticTask(AgentDataTask):
     default_grid: int = DEFAULT_GRID
     lengthscale: float = LENGTHSCALE
     noise_var: float = NOISE_VAR
-
-    def hyperparameters(self, points: np.ndarray, agent: int = 0) -> dict[str, np.ndarray]:
-        """The (batch size, L2, learning rate) each point of [0, 1]^3 stands for, for ``agent``."""
-        return batch_l2_lr(points, len(self.agents[agent].y_train), BATCH_RANGE, L2_RANGE, LR_RANGE)
+    ranges = (BATCH_RANGE, L2_RANGE, LR_RANGE)
 
     def definition(self) -> dict:
-        return {"task": self.name, "model": "sgd-logistic-regression",
-                "axes": ["batch_size", "l2", "learning_rate"], "scale": "log10",
-                "batch_range": list(BATCH_RANGE), "l2_range": list(L2_RANGE), "lr_range": list(LR_RANGE),
-                "epochs": EPOCHS, "update": "proximal-l2", "metric": "accuracy", "scorer_version": SCORER_VERSION,
-                "n_agents": self.n_agents, "seed": self.seed, **self.data_definition}
+        return {"task": self.name, "model": "sgd-logistic-regression", **self.sgd_definition(), "epochs": EPOCHS,
+                "scorer_version": SCORER_VERSION, **self.data_definition}
 
     def score(self, agent: int, points: np.ndarray) -> np.ndarray:
         return score_by_batch(self.hyperparameters(points, agent), lambda batch, l2, lr: sgd_logistic_accuracy(

@@ -37,7 +37,7 @@ import numpy as np
 
 from engine.objectives.datasets import SplitData, array_digest, stratified_half_split
 from engine.objectives.task_objective import objective_for
-from engine.objectives.tasks import AgentDataTask, batch_l2_lr, score_by_batch
+from engine.objectives.tasks import SgdAgentTask, score_by_batch
 from engine.validation import check_int
 
 STAND_IN = "stand-in: generated data shaped like the paper's activity recognition set"
@@ -115,25 +115,19 @@ def sgd_softmax_accuracy(data: SplitData, batch: int, l2: np.ndarray, lr: np.nda
 
 
 @dataclass(frozen=True, eq=False, kw_only=True)
-class HarStandInTask(AgentDataTask):
+class HarStandInTask(SgdAgentTask):
     """Agents tuning (batch size, L2, learning rate) of SGD softmax regression on generated activity data."""
 
     name: str = "har-standin"
     default_grid: int = DEFAULT_GRID
     lengthscale: float = LENGTHSCALE
     noise_var: float = NOISE_VAR
-
-    def hyperparameters(self, points: np.ndarray, agent: int = 0) -> dict[str, np.ndarray]:
-        """The (batch size, L2, learning rate) each point of [0, 1]^3 stands for, for ``agent``."""
-        return batch_l2_lr(points, len(self.agents[agent].y_train), BATCH_RANGE, L2_RANGE, LR_RANGE)
+    ranges = (BATCH_RANGE, L2_RANGE, LR_RANGE)
 
     def definition(self) -> dict:
         first = self.agents[0]
-        return {"task": self.name, "stand_in": STAND_IN, "model": "sgd-softmax-regression",
-                "axes": ["batch_size", "l2", "learning_rate"], "scale": "log10", "batch_range": list(BATCH_RANGE),
-                "l2_range": list(L2_RANGE), "lr_range": list(LR_RANGE), "epochs": EPOCHS,
-                "update": "proximal-l2", "metric": "accuracy", "scorer_version": SCORER_VERSION,
-                "n_agents": self.n_agents, "seed": self.seed,
+        return {"task": self.name, "stand_in": STAND_IN, "model": "sgd-softmax-regression", **self.sgd_definition(),
+                "epochs": EPOCHS, "scorer_version": SCORER_VERSION,
                 "data_sha256": array_digest(first.x_train, first.y_train, self.agents[-1].x_valid)}
 
     def score(self, agent: int, points: np.ndarray) -> np.ndarray:

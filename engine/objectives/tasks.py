@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
-from typing import Callable
+from typing import Callable, ClassVar
 
 import numpy as np
 
@@ -70,6 +70,25 @@ class AgentDataTask(Task):
     @property
     def n_agents(self) -> int:
         return len(self.agents)
+
+
+@dataclass(frozen=True, eq=False, kw_only=True)
+class SgdAgentTask(AgentDataTask):
+    """Agents tuning (batch size, L2, learning rate) of a model trained by SGD, on log scales over the class's
+    ``ranges`` (batch, L2, learning rate); the batch is at most the agent's training examples."""
+
+    ranges: ClassVar[tuple]
+
+    def hyperparameters(self, points: np.ndarray, agent: int = 0) -> dict[str, np.ndarray]:
+        """The (batch size, L2, learning rate) each point of [0, 1]^3 stands for, for ``agent``."""
+        return batch_l2_lr(points, len(self.agents[agent].y_train), *self.ranges)
+
+    def sgd_definition(self) -> dict:
+        """The part of :meth:`definition` that this map fixes."""
+        batch, l2, lr = self.ranges
+        return {"axes": ["batch_size", "l2", "learning_rate"], "scale": "log10", "batch_range": list(batch),
+                "l2_range": list(l2), "lr_range": list(lr), "update": "proximal-l2", "metric": "accuracy",
+                "n_agents": self.n_agents, "seed": self.seed}
 
 
 def score_by_batch(hp: dict[str, np.ndarray], train: Callable[[int, np.ndarray, np.ndarray], np.ndarray]
