@@ -40,7 +40,7 @@ from ui.kit.run_loop import LiveLine, RunStatus, checked, current_run, run_butto
 from ui.kit.compute import compute
 from ui.kit.opening import open_page
 from ui.kit.routes import HYPE
-from ui.reproduction.view import paper_note
+from ui.reproduction.view import paper_note, stored_data_figure
 
 SCRIPT_START = time.perf_counter()
 opening = open_page(HYPE, controls.init)
@@ -60,6 +60,7 @@ st.write(
 opening.note()
 preset = preset_in_view(values, {name: preset_values for name, (_, preset_values) in controls.PRESETS.items()})
 paper_note("dp-hype", preset_figure(preset) if preset else None)   # a reproduced figure: its stored verdicts
+stored_data_figure("dp-hype", preset_figure(preset) if preset else None)   # Figs. 7-8: the stored label mix
 
 config = None
 try:
