@@ -16,6 +16,7 @@ from engine.cli.hype import command_line as hype_command_line
 from engine.flower.export import app_zip
 from engine.hype import HypeConfig, iter_hype
 from engine.hype.presets import preset_figure
+from engine.hype.scores import training_label
 from engine.reproduce.stored_papers import preset_in_view
 from engine.hype.sweeps import CURVE_REPETITIONS, FIG2A_EPSILONS, FIG2A_KS, FIG2A_SIGMA_LOSSES, curve_axis
 from engine.hype.utility import mean_interval
@@ -145,7 +146,8 @@ def draw_summary(result) -> None:
             good = np.flatnonzero(result.good)
             st.caption(f"Good candidates: test accuracy within {result.config.good_within:g} of OPT "
                        f"({len(good)} of {result.config.p}). Accuracies are of candidates trained by federated "
-                       "averaging over all clients, scored on the held-out test split.")
+                       f"averaging over all clients ({training_label(result.config.dataset)}), scored on the "
+                       "held-out test split.")
 
 
 def votes(config):

@@ -86,6 +86,8 @@ def test_data_mode_reports_dp_hype_opt_and_randguess(page):
     # 100 clients give the best candidates ~90 clean votes against noise sigma 12.8 at epsilon 1.
     assert rand < hype <= opt
     assert len(page.get("plotly_chart")) == 5  # histograms, success curve, accuracy against epsilon
+    # How the candidates trained: the paper's schedule on a bundled set (the stand-ins say theirs is reduced).
+    assert any("5 rounds of 5 local epochs" in c.value for c in page.caption)
 
 
 def test_presets_fill_the_controls(page):

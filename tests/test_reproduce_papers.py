@@ -95,6 +95,29 @@ def test_figs_7_8_measure_the_engines_own_split():
     assert label_skew(counts) > label_skew(client_label_counts("digits", 20, None, 3))
 
 
+def test_the_stand_ins_train_as_asked_and_say_so():
+    from engine.hype.scores import schedule, score_description, training_label
+
+    assert schedule("cifar-like", "paper") == (5, 5) and schedule("cifar-like", "short") == (2, 1)
+    assert schedule("digits", "short") == (5, 5)                  # the bundled sets always train as the paper
+    assert "not" not in training_label("digits") and "the paper: 5 x 5" in training_label("mnist-like")
+    paper, short = (score_description("adult-like", 50, None, 0, t) for t in ("paper", "short"))
+    assert (paper["rounds"], paper["epochs"], short["rounds"], short["epochs"]) == (5, 5, 2, 1)   # cached apart
+    cell = data_cell("adult-like", 50, None, runs=2, seed=0, votes=5, load_table=_fake_table, training="short")
+    assert (cell["rounds"], cell["epochs"]) == (2, 1)
+    part = data(2, 0, datasets=("digits",), clients=(50,), alphas=(None,), votes=5, load_table=_fake_table)
+    assert part["training"] == "paper" and "5 rounds of 5" in part["training_label"]
+    assert "reduced" in data(2, 0, datasets=("digits",), clients=(50,), alphas=(None,), votes=5,
+                             load_table=_fake_table, training="short")["title"]
+
+
+def test_the_price_of_dp_hype_follows_its_training():
+    from engine.reproduce.papers import paper_cost
+
+    paper, short = (paper_cost("dp-hype", ("data",), 20, training=t).seconds for t in ("paper", "short"))
+    assert paper == pytest.approx(8.5 * short) and paper_cost("dp-hype", ("data",), 20).seconds == paper
+
+
 def test_reproduce_cli_dp_hype_light_parts(capsys):
     assert main(["reproduce", "dp-hype", "--runs", "2", "--parts", "communication,noise", "--quiet"]) == 0
     payload = json.loads(capsys.readouterr().out)

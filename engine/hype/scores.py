@@ -67,6 +67,12 @@ def schedule(dataset: str, training: str | None = None) -> tuple[int, int]:
     return TRAININGS[training or DEFAULT_STANDIN_TRAINING]
 
 
+def training_label(dataset: str, training: str | None = None) -> str:
+    """How ``dataset``'s score tables train, in words (the stand-ins' reduced schedule says it is not the paper's)."""
+    rounds, epochs = schedule(dataset, training)
+    return TRAINING_LABELS["paper" if (rounds, epochs) == TRAININGS["paper"] else "short"]
+
+
 def compute_scores(dataset: str, clients: int, alpha: float | None, seed: int,
                    training: str | None = None) -> dict[str, np.ndarray]:
     """The score table (see module docstring), computed now without the cache."""
