@@ -44,10 +44,9 @@ SCORES_VERSION = 1
 
 
 # How the stand-ins' score tables train: the paper's federated averaging (5 rounds of 5 local epochs, batch 64)
-# or the reduced schedule, about 8 times cheaper (measured per table, CPU seconds on the 2-core development machine
-# at load 4-6: Cifar-10-like n = 100, alpha = 0.5: 37.6 at 5 x 5 against 4.4 at 2 x 1; Adult-like n = 100,
-# alpha = 0.5: 24.0 at 5 x 5; Adult-like n = 250 iid: 5.2 at 5 x 5). The bundled scikit-learn sets always
-# train 5 x 5 (their tables take about a second).
+# or the reduced schedule, 7-10 times cheaper (measured per table, CPU seconds on the 2-core development machine
+# at load 7-9: Cifar-10-like n = 100: 14.6 iid and 16.3 at alpha = 0.5 at 5 x 5, 1.5 iid at 2 x 1; Adult-like
+# n = 100, alpha = 0.5: 6.3 at 5 x 5). The bundled scikit-learn sets always train 5 x 5 (about a second a table).
 TRAININGS = {"paper": (ROUNDS, EPOCHS), "short": (STANDIN_ROUNDS, STANDIN_EPOCHS)}
 TRAINING_LABELS = {"paper": f"the paper's federated averaging: {ROUNDS} rounds of {EPOCHS} local epochs, batch {BATCH}",
                    "short": f"reduced training: {STANDIN_ROUNDS} rounds of {STANDIN_EPOCHS} local epoch, batch "

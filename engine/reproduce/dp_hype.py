@@ -46,8 +46,8 @@ PAPER_RUNS = 20                 # Sec. VI-B: "20 runs"
 SECONDS_PER_RUN = 160.0
 # Nearly all of it is the data part's score tables (the simulations are priced per repetition).
 PART_SHARES = {"simulation": 0.0, "communication": 0.0, "noise": 0.0, "data": 0.98, "labels": 0.02}
-# The stand-ins' score tables at the paper's 5 x 5 cost 8.5 (alpha = 0.5) to 9.6 (iid) times the reduced 2 x 1
-# (engine.hype.scores): 20 runs at 5 x 5 are priced at about 7.6 h, twice the 3.7 h of CPU measured per table.
+# The stand-ins' score tables at the paper's 5 x 5 cost 7-10 times the reduced 2 x 1 (engine.hype.scores): 20 runs
+# at 5 x 5 are priced at about 8.9 h, over three times the 2.6 h of CPU extrapolated from the measured tables.
 TRAINING = "paper"
 TRAINING_FACTOR = {"paper": 10.0, "short": 1.0}
 SECONDS_PER_REPETITION = 0.01
