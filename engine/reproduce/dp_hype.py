@@ -47,7 +47,7 @@ SECONDS_PER_RUN = 160.0
 # Nearly all of it is the data part's score tables (the simulations are priced per repetition).
 PART_SHARES = {"simulation": 0.0, "communication": 0.0, "noise": 0.0, "data": 0.98, "labels": 0.02}
 # The stand-ins' score tables at the paper's 5 x 5 cost 7-10 times the reduced 2 x 1 (engine.hype.scores): 20 runs
-# at 5 x 5 are priced at about 8.9 h, over three times the 2.6 h of CPU extrapolated from the measured tables.
+# at 5 x 5 are priced at about 8.9 h, three times the 2.5-3 h of CPU extrapolated from the measured tables.
 TRAINING = "paper"
 TRAINING_FACTOR = {"paper": 10.0, "short": 1.0}
 SECONDS_PER_REPETITION = 0.01
