@@ -16,6 +16,7 @@ from engine.cli.hype import command_line as hype_command_line
 from engine.flower.export import app_zip
 from engine.hype import HypeConfig, iter_hype
 from engine.hype.presets import preset_figure
+from engine.hype.scores import training_label
 from engine.reproduce.stored_papers import preset_in_view
 from engine.hype.sweeps import CURVE_REPETITIONS, FIG2A_EPSILONS, FIG2A_KS, FIG2A_SIGMA_LOSSES, curve_axis
 from engine.hype.utility import mean_interval
@@ -40,7 +41,7 @@ from ui.kit.run_loop import LiveLine, RunStatus, checked, current_run, run_butto
 from ui.kit.compute import compute
 from ui.kit.opening import open_page
 from ui.kit.routes import HYPE
-from ui.reproduction.view import paper_note
+from ui.reproduction.view import paper_note, stored_data_figure
 
 SCRIPT_START = time.perf_counter()
 opening = open_page(HYPE, controls.init)
@@ -60,6 +61,7 @@ st.write(
 opening.note()
 preset = preset_in_view(values, {name: preset_values for name, (_, preset_values) in controls.PRESETS.items()})
 paper_note("dp-hype", preset_figure(preset) if preset else None)   # a reproduced figure: its stored verdicts
+stored_data_figure("dp-hype", preset_figure(preset) if preset else None)   # Figs. 7-8: the stored label mix
 
 config = None
 try:
@@ -144,7 +146,8 @@ def draw_summary(result) -> None:
             good = np.flatnonzero(result.good)
             st.caption(f"Good candidates: test accuracy within {result.config.good_within:g} of OPT "
                        f"({len(good)} of {result.config.p}). Accuracies are of candidates trained by federated "
-                       "averaging over all clients, scored on the held-out test split.")
+                       f"averaging over all clients ({training_label(result.config.dataset)}), scored on the "
+                       "held-out test split.")
 
 
 def votes(config):

@@ -17,7 +17,8 @@ from engine.objectives import dataset_label
 from engine.objectives.registry import data_status
 from engine.paths import cache_dir
 from engine.sweep import SweepSummary, get_adapter, iter_sweep, read_upload, spec_cost
-from engine.sweep.analysis import (ALL_PAIRS_MAX_SETTINGS, is_full_grid, setting_params)
+from engine.sweep.analysis import (ALL_PAIRS_MAX_SETTINGS, is_full_grid, metric_choices, setting_params,
+                                   with_metric)
 from engine.validation import ConfigError
 from ui.sweep import controls
 from ui.sweep.analysis import digest, table_analysis
@@ -139,7 +140,13 @@ def show_results(result: dict) -> None:
     if table is None or not len(table):
         st.info("The sweep produced no rows.")
         return
-    analysis = table_analysis(result)       # once per table, not on every rerun
+    choices = metric_choices(table)         # DP-HYPE data mode also records the chosen candidate's test accuracy
+    chosen = st.radio("metric", tuple(choices), format_func=choices.get, horizontal=True, key="sw_metric",
+                      help="What the frontier, the heatmap and the table show, mean ± s.e. over runs.") \
+        if len(choices) > 1 else "utility"
+    chosen = chosen if chosen in choices else "utility"
+    table = with_metric(table, chosen)
+    analysis = table_analysis(result, chosen)       # once per table and metric, not on every rerun
     summary, varied, lower = analysis.summary, analysis.varied, analysis.lower
     ok = table[table["error"].isna()] if "error" in table else table
     metric = str(ok["metric"].iloc[0]) if "metric" in ok and len(ok) else "utility"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -85,6 +86,8 @@ def test_data_mode_reports_dp_hype_opt_and_randguess(page):
     # 100 clients give the best candidates ~90 clean votes against noise sigma 12.8 at epsilon 1.
     assert rand < hype <= opt
     assert len(page.get("plotly_chart")) == 5  # histograms, success curve, accuracy against epsilon
+    # How the candidates trained: the paper's schedule on a bundled set (the stand-ins say theirs is reduced).
+    assert any("5 rounds of 5 local epochs" in c.value for c in page.caption)
 
 
 def test_presets_fill_the_controls(page):
@@ -107,7 +110,8 @@ def test_fig2a_grid_is_drawn_when_asked(page):
     assert any("Paper Fig. 2a" in header.value for header in page.subheader)
 
 
-@pytest.mark.parametrize("preset, figure", [("fig2a", "Fig. 2a"), ("fig2b", "Fig. 2b"), ("fig5-mnist", "Fig. 5")])
+@pytest.mark.parametrize("preset, figure", [("fig2a", "Fig. 2a"), ("fig2b", "Fig. 2b"), ("fig5-mnist", "Fig. 5"),
+                                            ("fig7-cifar", "Fig. 7"), ("fig8-adult", "Fig. 8")])
 def test_a_reproduced_figures_preset_quotes_its_stored_verdicts(page, preset, figure):
     from engine.reproduce.stored_papers import figure_note
 
@@ -118,3 +122,8 @@ def test_a_reproduced_figures_preset_quotes_its_stored_verdicts(page, preset, fi
     assert len(shown) == 1 and note.headline in shown[0]
     if preset == "fig5-mnist":
         assert page.selectbox(key="hype_dataset").value == "mnist-like"
+    # Figs. 7-8 are data figures: the stored label mix of the first clients is drawn beside the verdicts.
+    titles = [json.loads(chart.proto.spec)["layout"]["title"]["text"] for chart in page.get("plotly_chart")]
+    drawn = [t.split(",")[0] for t in titles if t.startswith(figure + ":")]
+    assert drawn == {"Fig. 7": ["Fig. 7: mnist-like stand-in", "Fig. 7: cifar-like stand-in"],
+                     "Fig. 8": ["Fig. 8: adult-like stand-in"]}.get(figure, [])

@@ -45,7 +45,11 @@ def test_the_page_shows_the_stored_curves_verdicts_and_checkpoints(name):
     at = page(part=name)
     stored = stored_part(name).payload
     assert not at.error and not [w for w in at.warning if w.value.startswith("Only")]   # 100 runs: a test
-    [title] = chart_titles(at)
+    # The part's curves, and further down DP-HYPE's stored label distributions (Figs. 7-8, one chart per stand-in).
+    labels = [t for t in chart_titles(at) if t.startswith(("Fig. 7:", "Fig. 8:"))]
+    assert [t.split(",")[0] for t in labels] == ["Fig. 7: mnist-like stand-in", "Fig. 7: cifar-like stand-in",
+                                                 "Fig. 8: adult-like stand-in"]
+    [title] = [t for t in chart_titles(at) if t not in labels]
     assert f"{stored['runs']} runs" in title and "s.e. over runs" in title
     verdicts, checkpoints = at.table[0].value, checkpoint_frame(at)
     assert list(verdicts["the paper claims"]) == [c["claim"] for c in stored["claims"]]

@@ -166,3 +166,29 @@ def test_a_link_from_the_federated_bo_page_carries_its_configuration(tmp_path, m
     assert "algorithm = dp-fts" in base and "q = 0.4" in base and "agents = 30" in base
     assert at.multiselect(key="sw_refs").value == ["ts"]
     assert not errors(at)
+
+
+def test_a_dp_hype_data_sweep_can_be_read_by_its_test_accuracy(tmp_path, monkeypatch):
+    """A data-mode DP-HYPE table records the chosen candidate's test accuracy; the page offers it as the metric
+    (each metric's analysis kept apart, also for an uploaded file read from the cache by its hash)."""
+    from engine.sweep import SweepSpec, run_sweep
+
+    monkeypatch.setenv("DPBO_CACHE_DIR", str(tmp_path / "cache"))
+    base = dict(mode="data", dataset="digits", clients=10, runs=1, repetitions=30)
+    table = run_sweep(SweepSpec("hype", base=base, axes=(("epsilon", (0.25, 3.0)),), runs=3, seed=2),
+                      tmp_path / "hype.parquet", executor="local").table
+    at = AppTest.from_file(PAGE, default_timeout=60)
+    at.run()
+    at.file_uploader(key="sw_upload").upload("hype.csv", table.to_csv(index=False).encode(), "text/csv")
+    at.run()
+    assert not at.exception and not errors(at)
+    metric = at.radio(key="sw_metric")
+    assert list(metric.options) == ["success rate", "test accuracy of the chosen candidate"]
+    means = {name: table.groupby("setting", sort=False)[name].mean().to_numpy() for name in ("utility",
+                                                                                              "test_accuracy")}
+    assert at.dataframe[0].value["utility"].to_numpy() == pytest.approx(means["utility"])
+    metric.set_value("test_accuracy").run()
+    assert not at.exception
+    assert at.dataframe[0].value["utility"].to_numpy() == pytest.approx(means["test_accuracy"])
+    at.radio(key="sw_metric").set_value("utility").run()
+    assert at.dataframe[0].value["utility"].to_numpy() == pytest.approx(means["utility"])

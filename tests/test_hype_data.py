@@ -104,6 +104,32 @@ def test_batched_training_equals_a_plain_loop_per_client_and_candidate():
             np.testing.assert_allclose(got, expected, rtol=2e-4, atol=2e-5)  # float32 against float64
 
 
+def test_clients_whose_data_ran_out_are_skipped_with_the_same_weights(monkeypatch):
+    """Training visits only the runs of clients that still have a batch; visiting every client each step (their
+    step is then a no-op) gives the same weights bit for bit."""
+    import engine.hype.training as training
+    from engine.cancel import work_slices
+
+    data = client_data("digits", 30, 0.3, 2)
+    assert data.train_sizes.max() > 2 * np.median(data.train_sizes)      # skewed: most clients run out early
+    grid = candidate_grid()[::7]
+    start = np.broadcast_to(np.tile(initial_weights(64, 10, np.random.default_rng(1)), (1, len(grid))),
+                            (30, 65, len(grid) * 10))
+    visited = []
+
+    def every_client(active, elements_each):
+        visited.append(int(active.sum()))
+        yield from work_slices(len(active), elements_each, budget=training.TRAIN_CHUNK)
+
+    skipping = train_local(start, data.x_train, data.y_train, data.m_train, grid, 10, np.random.default_rng(6),
+                           epochs=2)
+    monkeypatch.setattr(training, "_active_slices", every_client)
+    plain = train_local(start, data.x_train, data.y_train, data.m_train, grid, 10, np.random.default_rng(6),
+                        epochs=2)
+    np.testing.assert_array_equal(skipping, plain)
+    assert min(visited) < 30            # some steps had clients without data, which the default path skips
+
+
 def test_client_data_is_padded_with_masks_and_a_bias_column():
     data = client_data("wine", 10, 0.5, seed=0)
     assert data.x_train.shape[0] == data.x_val.shape[0] == 10

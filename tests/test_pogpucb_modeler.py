@@ -37,6 +37,52 @@ def test_incremental_posterior_equals_equation_1():
     np.testing.assert_allclose(post.mean, mean, atol=1e-8)
 
 
+def _plain_gp_ucb(X, f, noise_var, hyper, init, iterations, delta_prime, rng):
+    """GP-UCB by the plain expressions (new arrays everywhere): the reference for the in-place hot path."""
+    n, sq = X.shape[0], (X**2).sum(1)
+    V, a, queries = np.empty((0, n)), np.empty(0), []
+    mean, sumsq = np.zeros(n), np.zeros(n)
+
+    def add(i, y):
+        nonlocal V, a, mean, sumsq
+        col = V[:, i]
+        pivot = math.sqrt(max(hyper.signal_var + hyper.noise_var - col @ col, 1e-12 * hyper.signal_var))
+        k = hyper.signal_var * np.exp(-0.5 * np.maximum(sq + sq[i] - 2.0 * X @ X[i], 0.0) / hyper.lengthscale**2)
+        row, a_new = (k - col @ V) / pivot, (y - col @ a) / pivot
+        V, a = np.vstack([V, row]), np.append(a, a_new)
+        mean, sumsq = mean + row * a_new, sumsq + row * row
+        queries.append(i)
+
+    for i in init:
+        add(int(i), f[i] + math.sqrt(noise_var) * rng.standard_normal())
+    for t in range(1, iterations + 1):
+        ucb = mean + math.sqrt(beta(t, n, delta_prime)) * np.sqrt(np.maximum(hyper.signal_var - sumsq, 0.0))
+        i = int(np.argmax(ucb))
+        add(i, f[i] + math.sqrt(noise_var) * rng.standard_normal())
+    return np.array(queries), mean, sumsq
+
+
+def test_the_in_place_hot_path_is_the_plain_formulas():
+    """The GP-UCB step works in place; it queries the same rows as the plain expressions, and its posterior
+    differs from theirs in the last bits only (numpy's vectorised exp may round an element differently with
+    the array's alignment)."""
+    rng = np.random.default_rng(3)
+    X = rng.uniform(-25, 25, size=(3000, 15))
+    f = np.sin(X[:, 0] / 5) + np.cos(X[:, 1] / 7)
+    hyper = SEHyper(lengthscale=9.0, signal_var=0.9, noise_var=1e-2)
+    init = rng.choice(3000, 5, replace=False)
+    trace = run_gp_ucb(X, f, hyper.noise_var, hyper, init, 40, 0.025, np.random.default_rng(8))
+    queries, mean, sumsq = _plain_gp_ucb(X, f, hyper.noise_var, hyper, init, 40, 0.025, np.random.default_rng(8))
+    np.testing.assert_array_equal(trace.queries, queries)
+    post = GPPosterior(X, hyper, capacity=queries.size)
+    for i in queries:
+        post.add(int(i), float(f[i]))
+    _, mean, sumsq = _plain_gp_ucb(X, f, 0.0, hyper, queries, 0, 0.025, np.random.default_rng(0))
+    np.testing.assert_allclose(post.mean, mean, rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(post.sumsq, sumsq, rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(post.sd(), np.sqrt(post.variance), rtol=0, atol=0)
+
+
 def test_refit_switches_to_new_hyperparameters():
     rng = np.random.default_rng(1)
     X = rng.uniform(0, 5, size=(200, 2))

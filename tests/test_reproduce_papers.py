@@ -12,6 +12,7 @@ from engine.cli import main
 from engine.reproduce import PAPERS
 from engine.reproduce.claims import verdict_of
 from engine.reproduce.dp_hype import communication, data, data_cell, noise, simulation
+from engine.reproduce.dp_hype_labels import labels, label_skew, size_spread
 from engine.reproduce.papers import summary_rows
 
 
@@ -69,13 +70,54 @@ def test_opt_is_the_best_candidate_randguess_the_mean_and_infinite_epsilon_no_no
 
 def test_dp_hype_lists_a_claim_for_every_figure_and_every_verdict_follows_from_its_numbers():
     parts = {"simulation": simulation(200, 0), "communication": communication(), "noise": noise(),
-             "data": data(2, 0, datasets=("digits",), votes=5, load_table=_fake_table)}
+             "data": data(2, 0, datasets=("digits",), votes=5, load_table=_fake_table),
+             "labels": labels(2, 0, datasets=("cifar-like", "adult-like"))}
     payload = {"paper": "dp-hype", "parts": parts}
     assert _figures(payload) == {"Fig. 2a", "Fig. 2b", "Fig. 3", "Noise table", "Fig. 4", "Fig. 5", "Fig. 6",
-                                 "Fig. 9", "Fig. 10", "Fig. 11"}
+                                 "Fig. 7", "Fig. 8", "Fig. 9", "Fig. 10", "Fig. 11"}
     _check_verdicts(payload)
     assert len(parts["simulation"]["fig2b_success"]) == 6          # |H_good| = 2 ... 64 (128 > p)
     json.dumps(payload)
+
+
+def test_figs_7_8_measure_the_engines_own_split():
+    from engine.hype.datasets import client_data, client_label_counts
+
+    counts = client_label_counts("digits", 20, 0.5, 3)
+    data = client_data("digits", 20, 0.5, 3)
+    assert counts.shape == (20, 10)
+    assert (counts.sum(axis=1) == data.m_train.sum(axis=1) + data.m_val.sum(axis=1)).all()
+    train = np.bincount(data.y_train[data.m_train], minlength=10) + np.bincount(data.y_val[data.m_val], minlength=10)
+    assert (counts.sum(axis=0) == train).all()
+    # Every client holding the pool's mix is no skew; disjoint labels of equal size are the most.
+    assert label_skew(np.full((4, 3), 5)) == 0.0 and size_spread(np.full((4, 3), 5)) == 0.0
+    assert label_skew(np.eye(2) * 10) == pytest.approx(0.5)
+    assert label_skew(counts) > label_skew(client_label_counts("digits", 20, None, 3))
+
+
+def test_the_stand_ins_train_as_asked_and_say_so():
+    from engine.hype.scores import schedule, score_description, training_label
+
+    assert schedule("cifar-like", "paper") == (5, 5) and schedule("cifar-like", "short") == (2, 1)
+    assert schedule("digits", "short") == (5, 5)                  # the bundled sets always train as the paper
+    assert "not" not in training_label("digits") and "the paper: 5 x 5" in training_label("mnist-like")
+    paper, short = (score_description("adult-like", 50, None, 0, t) for t in ("paper", "short"))
+    assert (paper["rounds"], paper["epochs"], short["rounds"], short["epochs"]) == (5, 5, 2, 1)   # cached apart
+    cell = data_cell("adult-like", 50, None, runs=2, seed=0, votes=5, load_table=_fake_table, training="short")
+    assert (cell["rounds"], cell["epochs"]) == (2, 1)
+    part = data(2, 0, datasets=("digits",), clients=(50,), alphas=(None,), votes=5, load_table=_fake_table)
+    assert part["training"] == "paper" and "5 rounds of 5" in part["training_label"]
+    assert "reduced" in data(2, 0, datasets=("digits",), clients=(50,), alphas=(None,), votes=5,
+                             load_table=_fake_table, training="short")["title"]
+
+
+def test_the_price_of_dp_hype_follows_its_training():
+    from engine.reproduce.papers import paper_cost
+
+    paper, short = (paper_cost("dp-hype", ("data",), 20, training=t).seconds for t in ("paper", "short"))
+    assert paper == pytest.approx(10 * short) and paper_cost("dp-hype", ("data",), 20).seconds == paper
+    # The data part is the price; 20 runs at the paper's schedule cost hours, not the 20-minute target.
+    assert paper > 4 * 3600 and paper_cost("dp-hype", ("noise", "communication"), 20).seconds == 0
 
 
 def test_reproduce_cli_dp_hype_light_parts(capsys):

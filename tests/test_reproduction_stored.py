@@ -175,3 +175,25 @@ def test_the_docs_tables_are_the_stored_numbers(name):
         rows = _doc_rows(section, claim["claim"])
         assert len(rows) == 1, f"docs/paper-comparisons.md needs one verdict row for {claim['claim']!r}"
         assert rows[0][1:3] == [claim["verdict"], f"{n['difference']:+.4f} ({n['stderr']:.4f})"], rows[0]
+
+
+@pytest.mark.parametrize("paper", ["dp-hype", "po-gp-ucb"])
+def test_the_stored_dp_hype_and_po_gp_ucb_verdicts_follow_from_their_numbers(paper):
+    """Each stored claim's verdict is the rule applied to its difference and standard error; DP-HYPE's file holds
+    every part of its command, Figs. 7-8 at the paper's 20 runs, and says how its score tables trained."""
+    from engine.reproduce.claims import verdict_of
+    from engine.reproduce.papers import paper_parts
+    from engine.reproduce.stored_papers import provenance, stored_payload
+
+    payload = stored_payload(paper)
+    assert list(payload["parts"]) == list(paper_parts(paper))
+    for part in payload["parts"].values():
+        for claim in part["claims"]:
+            verdict, _ = verdict_of(claim["numbers"]["difference"], claim["numbers"]["stderr"])
+            assert claim["verdict"] == verdict and claim["holds"] == (verdict == "holds"), claim["claim"]
+    if paper == "dp-hype":
+        labels, data = payload["parts"]["labels"], payload["parts"]["data"]
+        assert labels["runs"] == 20 and {c["figure"] for c in labels["claims"]} == {"Fig. 7", "Fig. 8"}
+        assert all(len(c["skew"]) == 20 and len(c["counts"]) == 10 for c in labels["cells"])
+        assert data["training"] == "short" and "reduced" in data["title"]
+        assert "--training short" in provenance(paper)["command"]

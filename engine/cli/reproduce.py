@@ -46,6 +46,9 @@ def add_arguments(parser) -> None:
                         help=f"fts synthetic part: GP functions (default {fts.FUNCTIONS}, the paper's)")
     parser.add_argument("--repetitions", type=int, default=None,
                         help="dp-hype: simulated votes per point of Fig. 2 (default 5000, the paper's)")
+    parser.add_argument("--training", choices=("paper", "short"), default=None,
+                        help="dp-hype: how the stand-ins' score tables train: paper (5 rounds x 5 local epochs, the "
+                             "default) or short (2 x 1, about 8 times cheaper, labelled in the output)")
     parser.add_argument("--seed", type=int, default=0, help="seeds every block of runs (shared by all settings)")
     parser.add_argument("--workers", type=int, default=None, help="worker processes (default: all cores)")
     parser.add_argument("--quiet", action="store_true", help="no progress or summary on stderr")
@@ -168,7 +171,8 @@ def cost(args) -> Cost:
             cells += more
             shared += objectives
         else:
-            serial.append(paper_cost(paper, parts, _runs(args, paper), repetitions=args.repetitions))
+            serial.append(paper_cost(paper, parts, _runs(args, paper), repetitions=args.repetitions,
+                                     training=args.training if paper == "dp-hype" else None))
     processes = max(1, min(workers or cores(), max(1, len(cells))))
     total = sweep_cost(cells, processes, processes=processes > 1, shared=shared) if cells else Cost(0.0, 0.0, "runs")
     total = replace(total, seconds=total.seconds + sum(c.seconds for c in serial),
@@ -203,6 +207,8 @@ def _fbo_paper(args, paper: str, parts, workers) -> dict:
 def _other(args, paper: str, parts) -> dict:
     started = time.perf_counter()
     options = {"repetitions": args.repetitions} if paper == "dp-hype" and args.repetitions else {}
+    if paper == "dp-hype" and args.training:
+        options["training"] = args.training
     payload = run_paper(paper, parts, runs=_runs(args, paper), seed=args.seed, progress=_progress(args.quiet),
                         **options)
     payload["seconds"] = round(time.perf_counter() - started, 1)

@@ -148,21 +148,37 @@ def _pad(features: np.ndarray, labels: np.ndarray, groups: list[np.ndarray]):
     return x, y, mask
 
 
+def _split(labels: np.ndarray, n_clients: int, alpha: float | None, seed: int):
+    """(train, test, shares): the test split and every client's share of the training pool (indices into
+    ``labels``), as :func:`client_data` draws them for ``seed``."""
+    train, test = stratified_test_split(labels, np.random.default_rng((seed, 0)))
+    shares = partition_clients(labels[train], n_clients, alpha, np.random.default_rng((seed, 1)))
+    return train, test, [train[share] for share in shares]
+
+
+def client_label_counts(name: str, n_clients: int, alpha: float | None, seed: int) -> np.ndarray:
+    """(clients, classes): how many examples of each label every client holds (training and validation
+    together, the paper's App. B, Figs. 7-8), exactly as :func:`client_data` splits ``name`` for ``seed``."""
+    _, labels = load_dataset(name)
+    _, _, shares = _split(labels, n_clients, alpha, seed)
+    classes = int(labels.max()) + 1
+    return np.stack([np.bincount(labels[share], minlength=classes) for share in shares])
+
+
 def client_data(name: str, n_clients: int, alpha: float | None, seed: int) -> ClientData:
     """Split data set ``name`` among ``n_clients`` (see the module docstring); seeded by ``seed``."""
     features, labels = load_dataset(name)
     digest = array_digest(features, labels)
-    train, test = stratified_test_split(labels, np.random.default_rng((seed, 0)))
+    train, test, shares = _split(labels, n_clients, alpha, seed)
     mean = features[train].mean(axis=0)
     scale = features[train].std(axis=0)
     scale[scale == 0] = 1.0  # constant pixels stay 0 instead of dividing by zero
     standard = (features - mean) / scale
     inputs = np.hstack([standard, np.ones((len(labels), 1))])
-    shares = partition_clients(labels[train], n_clients, alpha, np.random.default_rng((seed, 1)))
     local_rng = np.random.default_rng((seed, 2))
     fit, check = [], []
     for share in shares:
-        share = train[local_rng.permutation(share)]
+        share = local_rng.permutation(share)
         held = max(1, int(round(VALIDATION_FRACTION * len(share))))
         check.append(share[:held])
         fit.append(share[held:])

@@ -114,11 +114,20 @@ def train_local(weights: np.ndarray, x: np.ndarray, y: np.ndarray, mask: np.ndar
                 break
             # Clients train independently: a step goes through them in chunks, a cancel checkpoint between
             # (each client's weights, momentum and step, D x P x C numbers, are passed over several times).
-            for part in work_slices(clients, 4 * dim * n_cand * classes + take.shape[1] * 3 * n_cand * classes,
-                                    budget=TRAIN_CHUNK):
+            # A client whose data has run out takes no step, so only the runs of clients with data are visited:
+            # under label skew the largest client's batches no longer cost every client a step.
+            for part in _active_slices(count > 0, 4 * dim * n_cand * classes + take.shape[1] * 3 * n_cand * classes):
                 _sgd_step(part, take, valid, count, x, onehot, w, buf, step_buf, view_buf, view_step, mom, epoch_lr,
                           n_cand, classes)
     return w
+
+
+def _active_slices(active: np.ndarray, elements_each: int):
+    """Slices over the runs of consecutive active clients, each cut to the training chunk's budget."""
+    edges = np.flatnonzero(np.diff(np.concatenate(([0], active.astype(np.int8), [0]))))
+    for start, stop in zip(edges[::2], edges[1::2]):
+        for part in work_slices(int(stop - start), elements_each, budget=TRAIN_CHUNK):
+            yield slice(int(start) + part.start, int(start) + part.stop)
 
 
 def _sgd_step(part, take, valid, count, x, onehot, w, buf, step_buf, view_buf, view_step, mom, epoch_lr,

@@ -16,12 +16,15 @@ Parts:
   stand-ins of :mod:`engine.hype.standins` (and scikit-learn's digits). A run is one split of the
   data and its score table; its DP-HYPE accuracy is the chosen candidate's test accuracy averaged
   over ``votes`` noisy votes on that table.
+- ``labels``: Figs. 7 and 8 (App. B), the label mix and size of the clients' local data sets under the
+  Dirichlet split, n = 50, alpha in {30, 5, 0.5} (:mod:`engine.reproduce.dp_hype_labels`).
 
 Every claim is a sentence of the paper, in our words, with where it is (:mod:`engine.reproduce.claims`).
 """
 
 from __future__ import annotations
 
+import functools
 import math
 import time
 
@@ -29,17 +32,24 @@ import numpy as np
 
 from engine.hype import HypeConfig
 from engine.hype.calibration import calibrate_sigma
+from engine.hype.scores import TRAINING_LABELS, TRAININGS, schedule, score_table
 from engine.hype.sweeps import FIG2A_EPSILONS, FIG2A_KS, FIG2A_SIGMA_LOSSES, evaluate_grid, success_grid
 from engine.reproduce.claims import beats, counts, exact, level, proportion_beats, proportion_level
 from engine.validation import check_choice, check_int
 
-PARTS = ("simulation", "communication", "noise", "data")
+PARTS = ("simulation", "communication", "noise", "data", "labels")
 PAPER_REPETITIONS = 5000        # Sec. V-B: "After 5000 repetitions"
 PAPER_RUNS = 20                 # Sec. VI-B: "20 runs"
 # The price of a reproduction (engine.reproduce.papers.paper_cost): measured on the 2-core development machine,
 # 248 s of CPU for 6 runs of every part with half of the score tables cached, so about 80 s per run uncached;
 # twice that per run, plus the Fig. 2 simulations per repetition, and the stand-ins' arrays in memory.
 SECONDS_PER_RUN = 160.0
+# Nearly all of it is the data part's score tables (the simulations are priced per repetition).
+PART_SHARES = {"simulation": 0.0, "communication": 0.0, "noise": 0.0, "data": 0.98, "labels": 0.02}
+# The stand-ins' score tables at the paper's 5 x 5 cost 7-10 times the reduced 2 x 1 (engine.hype.scores): 20 runs
+# at 5 x 5 are priced at about 8.9 h, three times the 2.5-3 h of CPU extrapolated from the measured tables.
+TRAINING = "paper"
+TRAINING_FACTOR = {"paper": 10.0, "short": 1.0}
 SECONDS_PER_REPETITION = 0.01
 MEMORY_MB = 1500.0
 VOTES_PER_RUN = 100             # noisy votes averaged per run and epsilon (the score table is fixed)
@@ -158,8 +168,11 @@ def noise() -> dict:
 # ------------------------------------------------------------------ Figs. 4-6, 9-11
 
 def data_cell(dataset: str, clients: int, alpha, runs: int, seed: int, votes: int = VOTES_PER_RUN,
-              load_table=None) -> dict:
-    """Per-run OPT, RANDGUESS and DP-HYPE's accuracy at every epsilon of one (data set, n, alpha)."""
+              load_table=None, training: str = TRAINING) -> dict:
+    """Per-run OPT, RANDGUESS and DP-HYPE's accuracy at every epsilon of one (data set, n, alpha); the score
+    tables train as ``training`` says (engine.hype.scores.TRAININGS) unless ``load_table`` replaces them."""
+    if load_table is None:
+        load_table = functools.partial(score_table, training=training)
     config = HypeConfig(mode="data", dataset=dataset, clients=clients, alpha=alpha, k=K, delta=DELTA, runs=runs,
                         repetitions=runs * votes, seed=seed)
     finite = [e for e in EPSILONS if math.isfinite(e)]
@@ -170,24 +183,28 @@ def data_cell(dataset: str, clients: int, alpha, runs: int, seed: int, votes: in
     from engine.hype.setup import make_setup
 
     tables = make_setup(config, load_table).tables
-    return {"dataset": dataset, "clients": clients, "alpha": alpha, "runs": runs, "accuracy": accuracy,
+    rounds, epochs = schedule(dataset, training)
+    return {"dataset": dataset, "clients": clients, "alpha": alpha, "runs": runs, "rounds": rounds, "epochs": epochs,
+            "accuracy": accuracy,
             "opt": private.opt.tolist(), "randguess": private.randguess.tolist(),
             "candidates": [t.test_accuracy.tolist() for t in tables]}
 
 
 def data(runs: int, seed: int, datasets=DATASETS, clients=CLIENTS, alphas=ALPHAS, votes: int = VOTES_PER_RUN,
-         progress=None, load_table=None) -> dict:
+         progress=None, load_table=None, training: str = TRAINING) -> dict:
     todo = [(d, n, alpha_of(d, n, a)) for d in datasets for n in clients for a in alphas]
     cells = {}
     for i, (d, n, a) in enumerate(todo):
         if progress:
             progress("data", i, len(todo))
-        cells[_key(d, n, a)] = data_cell(d, n, a, runs, seed, votes, load_table)
+        cells[_key(d, n, a)] = data_cell(d, n, a, runs, seed, votes, load_table, training)
     if progress:
         progress("data", len(todo), len(todo))
     claims = [c for d in datasets for c in data_claims(cells, d, clients, alphas)]
-    return {"title": "Data sets (Sec. VI, Figs. 4-6 and 9-11; stand-ins, see engine.hype.standins)",
+    return {"title": "Data sets (Sec. VI, Figs. 4-6 and 9-11; stand-ins, see engine.hype.standins"
+                     + ("" if training == "paper" else "; reduced training") + ")",
             "metric": "test accuracy of the chosen candidate", "runs": runs, "votes_per_run": votes,
+            "training": training, "training_label": TRAINING_LABELS[training],
             "cells": list(cells.values()), "claims": claims}
 
 
@@ -266,9 +283,12 @@ def data_claims(cells: dict, d: str, clients=CLIENTS, alphas=ALPHAS) -> list[dic
 # ------------------------------------------------------------------ the whole paper
 
 def reproduce(parts=PARTS, *, runs: int = PAPER_RUNS, repetitions: int = PAPER_REPETITIONS,
-              datasets=DATASETS, votes: int = VOTES_PER_RUN, seed: int = 0, progress=None) -> dict:
-    """Every part asked for, with its claims judged; plain data (the CLI prints it as JSON)."""
+              datasets=DATASETS, votes: int = VOTES_PER_RUN, seed: int = 0, progress=None,
+              training: str = TRAINING) -> dict:
+    """Every part asked for, with its claims judged; plain data (the CLI prints it as JSON). ``training``: how
+    the stand-ins' score tables train, "paper" (5 rounds x 5 local epochs) or "short" (2 x 1, labelled)."""
     parts = tuple(parts)
+    check_choice("training", training, TRAININGS)
     for part in parts:
         check_choice("reproduction part", part, PARTS)
     for name in datasets:
@@ -284,8 +304,12 @@ def reproduce(parts=PARTS, *, runs: int = PAPER_RUNS, repetitions: int = PAPER_R
             out[part] = communication()
         elif part == "noise":
             out[part] = noise()
+        elif part == "labels":
+            from engine.reproduce.dp_hype_labels import labels
+
+            out[part] = labels(runs, seed, datasets, progress=progress)
         else:
-            out[part] = data(runs, seed, datasets, votes=votes, progress=progress)
+            out[part] = data(runs, seed, datasets, votes=votes, progress=progress, training=training)
         out[part]["name"] = part
         out[part]["seconds"] = round(time.perf_counter() - started, 2)
         out[part]["counts"] = counts(out[part]["claims"])

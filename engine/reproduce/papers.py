@@ -30,12 +30,16 @@ def paper_runs(name: str) -> int:
     return int(getattr(module, "PAPER_RUNS", getattr(module, "LANDMINE_RUNS", 2)))
 
 
-def paper_cost(name: str, parts, runs: int, *, repetitions: int | None = None) -> Cost:
+def paper_cost(name: str, parts, runs: int, *, repetitions: int | None = None, training: str | None = None) -> Cost:
     """The price of reproducing ``parts`` of paper ``name`` with ``runs`` runs: its module's measured
-    ``SECONDS_PER_RUN`` per part and run (score tables and training included, none cached) and ``MEMORY_MB``."""
+    ``SECONDS_PER_RUN`` per part and run (score tables and training included, none cached) and ``MEMORY_MB``;
+    a module with a ``TRAINING_FACTOR`` (dp-hype) scales it by the training schedule asked for."""
     module = paper_module(name)
-    share = len(tuple(parts)) / max(1, len(module.PARTS))
+    shares = getattr(module, "PART_SHARES", None)     # a part's share of the run's price, when they differ
+    share = (sum(shares[p] for p in parts) if shares else len(tuple(parts)) / max(1, len(module.PARTS)))
     seconds = module.SECONDS_PER_RUN * share * int(runs)
+    factors = getattr(module, "TRAINING_FACTOR", {})
+    seconds *= factors.get(training or getattr(module, "TRAINING", ""), 1.0)
     if repetitions is not None and hasattr(module, "SECONDS_PER_REPETITION"):
         seconds += module.SECONDS_PER_REPETITION * int(repetitions)
     return Cost(seconds=seconds, memory_mb=module.MEMORY_MB, field="runs", knobs=("runs", "parts"))

@@ -40,6 +40,12 @@ class RunOutcome:
     privacy_loss: float = math.nan   # epsilon at the end of the run; NaN for a non-private method
     privacy_delta: float = math.nan
     metric: str | None = None        # what utility measures, when the engine says (e.g. "1 - AUC")
+    extra: dict | None = None        # further metrics of the run, by column name (see EXTRA_METRICS)
+
+
+# Metrics a tool may record beside its utility, each in a column of its own: a sweep table can be read
+# with any of them as the utility (engine.sweep.analysis.with_metric).
+EXTRA_METRICS = {"test_accuracy": Metric("test accuracy of the chosen candidate", lower_is_better=False)}
 
 
 class Adapter:
@@ -209,7 +215,8 @@ def _cached_objective(dataset, agents, alpha, seed, domain, split, env_data_dir,
 
 
 class HypeAdapter(Adapter):
-    """DP-HYPE: each run is one engine call (its repetitions give the success rate)."""
+    """DP-HYPE: each run is one engine call (its repetitions give the success rate; in data mode also the test
+    accuracy of the chosen candidate, ``test_accuracy``)."""
 
     name = "hype"
     label = "DP-HYPE"
@@ -228,7 +235,11 @@ class HypeAdapter(Adapter):
         for r in range(runs):
             seed = derive_seed(params[self.seed_field], r) if runs > 1 else params[self.seed_field]
             result = run_hype(self.make_config(dict(params, **{self.seed_field: seed})))
-            out.append(RunOutcome(float(result.success_rate), float(result.epsilon), float(result.config.delta)))
+            # Data mode: the test accuracy of the chosen candidate, averaged over the run's votes.
+            extra = ({"test_accuracy": float(np.mean(result.chosen_accuracy))}
+                     if result.config.mode == "data" and result.chosen_accuracy else None)
+            out.append(RunOutcome(float(result.success_rate), float(result.epsilon), float(result.config.delta),
+                                  extra=extra))
         return out
 
 

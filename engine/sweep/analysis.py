@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 
 from engine.cancel import checkpoint
-from engine.sweep.adapters import ADAPTERS
+from engine.sweep.adapters import ADAPTERS, EXTRA_METRICS
 from engine.sweep.cell import META_COLUMNS
 
 # Parameters that differ between cells without being part of what a setting is.
@@ -47,6 +47,30 @@ def lower_is_better(table: pd.DataFrame) -> bool:
     if len(tools) == 1 and tools[0] in ADAPTERS:
         return ADAPTERS[tools[0]].metric.lower_is_better
     return True
+
+
+def metric_choices(table: pd.DataFrame) -> dict[str, str]:
+    """The metrics a sweep table can be read with: ``{"utility": its stored metric}`` and every further metric
+    column (:data:`engine.sweep.adapters.EXTRA_METRICS`) that holds a value, by column and label."""
+    ok = table[table["error"].isna()] if "error" in table else table
+    stored = str(ok["metric"].iloc[0]) if "metric" in ok and len(ok) else "utility"
+    choices = {"utility": stored}
+    for column, metric in EXTRA_METRICS.items():
+        if column in table and table[column].notna().any():
+            choices[column] = metric.label
+    return choices
+
+
+def with_metric(table: pd.DataFrame, column: str) -> pd.DataFrame:
+    """``table`` read with metric ``column`` as its utility (its label and direction too); "utility": unchanged."""
+    if column == "utility" or column not in table:
+        return table
+    metric = EXTRA_METRICS[column]
+    out = table.copy()
+    out["utility"] = out[column]
+    out["metric"] = metric.label
+    out["lower_is_better"] = metric.lower_is_better
+    return out
 
 
 def _clean(value):

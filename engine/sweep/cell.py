@@ -15,14 +15,14 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
-from engine.sweep.adapters import Metric, get_adapter
+from engine.sweep.adapters import EXTRA_METRICS, Metric, get_adapter
 from engine.validation import ConfigError
 
 # Columns every sweep table has, besides one column per tool parameter.
 LEADING = ("tool", "cell", "role", "setting", "replicate", "run")
 TRAILING = ("metric", "lower_is_better", "utility", "privacy_loss", "privacy_delta", "wall_seconds", "cpu_seconds",
             "error", "cell_key")
-META_COLUMNS = frozenset(LEADING + TRAILING)
+META_COLUMNS = frozenset(LEADING + TRAILING + tuple(EXTRA_METRICS))
 # Columns that legitimately differ between two executions of the same cells.
 TIMING_COLUMNS = ("wall_seconds", "cpu_seconds")
 
@@ -39,6 +39,7 @@ class CellOutcome:
     cpu_seconds: float = 0.0     # CPU time of the worker process: tells contention apart from cost
     metric: str | None = None
     kind: str | None = None      # what failed: "setting" (a ConfigError), "memory", or "computation"
+    extra: dict = field(default_factory=dict)   # further metrics by column name, one value per run
 
 
 def describe_error(err: BaseException) -> str:
@@ -92,7 +93,9 @@ def run_cell(tool: str, params: dict, runs: int) -> CellOutcome:
     return CellOutcome(utility=[o.utility for o in outcomes], privacy_loss=[o.privacy_loss for o in outcomes],
                        privacy_delta=[o.privacy_delta for o in outcomes], seconds=time.perf_counter() - start,
                        cpu_seconds=time.process_time() - cpu,
-                       metric=next((o.metric for o in outcomes if o.metric), None))
+                       metric=next((o.metric for o in outcomes if o.metric), None),
+                       extra={name: [(o.extra or {}).get(name, math.nan) for o in outcomes]
+                              for name in EXTRA_METRICS if any(name in (o.extra or {}) for o in outcomes)})
 
 
 def param_column(name: str) -> str:
@@ -121,4 +124,6 @@ def cell_rows(tool: str, cell, outcome: CellOutcome, metric: Metric) -> pd.DataF
         "error": [outcome.error] * runs,
         "cell_key": [cell.key] * runs,
     })
+    for name, values in outcome.extra.items():
+        data[name] = nan if failed else [float(v) for v in values]
     return pd.DataFrame(data)

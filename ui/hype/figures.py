@@ -181,3 +181,27 @@ def fig2a_figure(sigma_losses: Sequence[float], ks: Sequence[int], epsilons: Seq
                       margin=dict(l=60, r=20, t=70, b=50),
                       legend=dict(orientation="h", yanchor="top", y=-0.2, x=0.0))
     return fig
+
+
+def label_distribution_figure(cells: Sequence[dict], title: str) -> go.Figure:
+    """The paper's Figs. 7-8: the label mix and size of the first clients' local data sets, one panel per
+    Dirichlet alpha (increasing left to right). ``cells`` are the stored ``labels`` part's cells of one data set
+    (each ``{"alpha", "counts": (clients, classes)}``); the iid split is left out, as in the paper."""
+    cells = sorted((c for c in cells if c["alpha"] is not None), key=lambda c: c["alpha"])
+    fig = make_subplots(rows=1, cols=len(cells), shared_yaxes=True, horizontal_spacing=0.04,
+                        subplot_titles=[f"α = {c['alpha']:g}" for c in cells])
+    classes = len(cells[0]["counts"][0]) if cells else 0
+    for col, cell in enumerate(cells, start=1):
+        counts = np.asarray(cell["counts"], dtype=float)
+        clients = [f"{i + 1}" for i in range(counts.shape[0])]
+        for label in range(classes):
+            fig.add_trace(go.Bar(x=clients, y=counts[:, label], name=f"label {label}", legendgroup=f"l{label}",
+                                 showlegend=col == 1, marker_color=K_PALETTE[label % len(K_PALETTE)],
+                                 hovertemplate=f"client %{{x}}, label {label}: %{{y:.0f}} examples<extra></extra>"),
+                          row=1, col=col)
+        fig.update_xaxes(title_text="client", row=1, col=col)
+    fig.update_yaxes(title_text="local examples", row=1, col=1)
+    fig.update_layout(barmode="stack", title=dict(text=title, x=0.0, xanchor="left"), height=360,
+                      template="plotly_white", margin=dict(l=60, r=20, t=70, b=50),
+                      legend=dict(orientation="h", yanchor="top", y=-0.22, x=0.0))
+    return fig

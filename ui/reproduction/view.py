@@ -129,6 +129,29 @@ def paper_note(paper: str, figure: str | None, where=None) -> None:
                     f"({REPRODUCTION.url_path}#{anchor(paper, figure)})")
 
 
+def stored_data_figure(paper: str, figure: str | None, where=None, payload: dict | None = None) -> None:
+    """The stored reproduction's data figure of ``figure`` when it has one (DP-HYPE's Figs. 7-8: the label mix
+    of the first clients under the Dirichlet split), else nothing."""
+    from engine.reproduce.dp_hype_labels import FIGURES
+    from engine.reproduce.stored_papers import stored_payload
+
+    if paper != "dp-hype" or figure not in set(FIGURES.values()):
+        return
+    part = ((payload or stored_payload(paper) or {}).get("parts") or {}).get("labels")
+    if not part:
+        return
+    from ui.hype.figures import label_distribution_figure
+
+    for dataset in (d for d, f in FIGURES.items() if f == figure):
+        cells = [c for c in part["cells"] if c["dataset"] == dataset]
+        if cells:
+            show(label_distribution_figure(cells, f"{figure}: {dataset} stand-in, {part['shown_clients']} of "
+                                                  f"{part['clients']} clients (run 0)"),
+                 key=f"{paper}_{figure}_{dataset}_labels".replace(" ", "").replace(".", ""), where=where,
+                 about="Each bar is one client's local data set (training and validation), split into its labels: "
+                       "the engine's own Dirichlet split, the same one its score tables train on.")
+
+
 def preset_note(figure: str, where=None) -> None:
     """What the stored 100-run reproduction says about ``figure``'s claims, in two lines with the numbers."""
     verdicts = figure_verdicts(figure.split("-")[0])   # "fig5-equal": one line of Fig. 5
@@ -197,6 +220,10 @@ def show_claims(paper: str, payload: dict) -> None:
         claims = claims_of(paper, row["figure"]) if paper != "dp-fts-de" else []
         if conclusion(paper, row["figure"]) and (row["not significant"] or row["reversed"]):
             st.caption("Investigated: " + conclusion(paper, row["figure"]))
+        stored_data_figure(paper, row["figure"], payload=payload)
+        training = payload["parts"].get(row["part"], {}).get("training_label")
+        if training:
+            st.caption(f"Score tables of the stand-ins: {training}.")
         if not claims:
             st.caption("See the part's curves and verdicts above.")
             continue

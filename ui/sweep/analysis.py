@@ -15,7 +15,7 @@ import pandas as pd
 import streamlit as st
 
 from engine.sweep import summarise, varied_parameters
-from engine.sweep.analysis import lower_is_better, pair_differences, ties
+from engine.sweep.analysis import lower_is_better, pair_differences, ties, with_metric
 
 
 @dataclass(frozen=True)
@@ -41,11 +41,14 @@ def _analysed(key: str, _table: pd.DataFrame) -> TableAnalysis:
     return analyse(_table)
 
 
-def table_analysis(result: dict) -> TableAnalysis:
-    """The analysis of ``result["table"]``: kept in ``result`` after the first rerun that needs it."""
-    kept = result.get("analysis")
+def table_analysis(result: dict, metric: str = "utility") -> TableAnalysis:
+    """The analysis of ``result["table"]`` read with ``metric`` (engine.sweep.analysis.with_metric): kept in
+    ``result`` after the first rerun that needs it."""
+    name = "analysis" if metric == "utility" else f"analysis:{metric}"
+    kept = result.get(name)
     if kept is None:
         key = result.get("digest")
-        kept = _analysed(key, result["table"]) if key else analyse(result["table"])
-        result["analysis"] = kept
+        table = with_metric(result["table"], metric)
+        kept = _analysed(key if metric == "utility" else f"{key}:{metric}", table) if key else analyse(table)
+        result[name] = kept
     return kept
