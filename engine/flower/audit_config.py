@@ -49,7 +49,8 @@ class AuditTarget:
     ``aggregate_train`` returned; ``reset(rng)`` prepares a fresh run (state,
     generator); ``claim()`` is the strategy's accountant's epsilon for the
     game's releases; ``used`` the probability that a reply is used; ``clip``
-    the L2 bound the strategy promises per reply.
+    the L2 bound the strategy promises per reply; ``accountant`` the kind of
+    accountant behind ``claim()`` (default: the settings' ``accountant``).
     """
 
     strategy: object
@@ -60,6 +61,7 @@ class AuditTarget:
     used: float
     clip: float
     replies: int | None = None          # replies per round (default: the game's agents)
+    accountant: str | None = None       # the kind of accountant behind claim() ("rdp", "pld", "ma")
     notes: dict = field(default_factory=dict)
 
 
