@@ -43,9 +43,10 @@ st.write(
     "turns its error rates into a lower bound on ε that holds with 95 % confidence.")
 opening.note()
 
-st.toggle("Negative control: the mechanism adds half the noise it should, the claim stays the same",
-          key="audit_control", help="A deliberately broken mechanism (noise scale 0.5). A working audit must catch "
-                                    "it: the lower bound rises above the claimed ε.")
+if values["mechanism"] != "flower":   # a Flower strategy's negative control is the broken built-in strategy
+    st.toggle("Negative control: the mechanism adds half the noise it should, the claim stays the same",
+              key="audit_control", help="A deliberately broken mechanism (noise scale 0.5). A working audit must "
+                                        "catch it: the lower bound rises above the claimed ε.")
 config, price, config_error = None, None, None
 try:
     config, price = controls.config_of(values)

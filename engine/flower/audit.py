@@ -39,7 +39,7 @@ from engine.audit.game import WORLDS, AuditCancelled, play
 from engine.audit.result import AuditResult
 from engine.audit.stats import CONFIDENCE, epsilon_lower_bound, gdp_lower_bound, roc_curve
 from engine.cancel import checkpoint
-from engine.flower.audit_config import AuditTarget, StrategyAudit
+from engine.flower.audit_config import BUILTINS, AuditTarget, StrategyAudit
 from engine.hype.simulation import blocks
 from engine.hosting import is_hosted
 from engine.validation import ConfigError
@@ -49,7 +49,6 @@ __all__ = ["AuditTarget", "BUILTINS", "StrategyAudit", "StrategyGame", "audit_st
 OTHER_NORMS = (0.5, 2.0)
 PILOT_TRIALS = 1000
 CHUNK_TRIALS = 256        # trials per chunk: about a quarter of a second, so progress and cancel come often
-BUILTINS = ("flower-dp-fixed", "dp-fts-de", "broken-clip-after-mean")
 
 
 def load_factory(spec: str) -> Callable:
