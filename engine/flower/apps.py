@@ -56,6 +56,7 @@ def run_fbo(grid: Grid, context: Context) -> dict:
     summary = {"tool": "fbo", "nodes": nodes, "rounds": len(strategy.history), "releases": strategy.released,
                "epsilon": strategy.epsilon, "delta": strategy.delta, "z": strategy.plan.z,
                "queries": last.get("queries", 0), "best_mean": [h["best_mean"] for h in strategy.history],
+               "regret_mean": [h.get("regret_mean") for h in strategy.history],
                "selected": [h.get("selected") for h in strategy.history], "seconds": time.perf_counter() - start}
     return _finish(summary, settings)
 

@@ -132,6 +132,8 @@ class DpFtsDeStrategy(Strategy):
                    "queries": int(sum(int(m.get("queries", 0)) for m in metrics)),
                    "best_mean": float(np.mean([m["best"] for m in metrics])) if metrics else float("nan"),
                    "broadcast_used": int(sum(int(m.get("used_broadcast", 0)) for m in metrics))}
+        if metrics and all("regret" in m for m in metrics):      # agents on the synthetic task report it
+            summary["regret_mean"] = float(np.mean([m["regret"] for m in metrics]))
         arrays = None
         if server_round <= self.releases_allowed:
             step = self.release(server_round, vectors)
