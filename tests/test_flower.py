@@ -56,6 +56,28 @@ def test_export_and_engine_need_no_flower(tmp_path):
     assert "evaluate = None" in (tmp_path / "fbo" / "dpftsde_app" / "client_app.py").read_text()
 
 
+@pytest.mark.parametrize("fbo", [FboConfig(agents=5, P=2, n_init=4, features=30, pt_schedule="linear", seed=4),
+                                 FboConfig(algorithm="dp-fts", agents=4, P=2, local_exploration=False),
+                                 FboConfig(algorithm="fts-de", agents=6, P=3, pt_schedule="constant", pt_constant=0.3)])
+def test_the_clients_settings_equal_the_configs_without_its_imports(fbo):
+    from engine.flower.agent import agent_settings
+    from engine.flower.settings import fbo_run_config, run_settings
+
+    settings = agent_settings(run_settings(fbo_run_config(fbo), "fbo"))
+    assert settings["P"] == fbo.n_subregions
+    for name in ("features", "n_init", "pt_schedule", "pt_constant", "local_exploration", "seed"):
+        assert settings[name] == getattr(fbo, name), name
+
+
+def test_a_client_process_loads_no_accountant():
+    # Flower starts a process per message: the agent's imports are paid every round by every node.
+    code = ("import sys, engine.flower.agent, engine.flower.run_config, engine.fbo.schedules; "
+            "print(sorted(m for m in ('dp_accounting', 'scipy', 'engine.privacy', 'engine.fbo.config') "
+            "if m in sys.modules))")
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0 and done.stdout.strip() == "[]", done.stdout + done.stderr
+
+
 def test_export_settings_equal_the_configs(tmp_path):
     from engine.flower.export import app_zip, export_app
     from engine.flower.settings import fbo_config, hype_config, run_settings

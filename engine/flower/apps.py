@@ -50,14 +50,17 @@ def run_fbo(grid: Grid, context: Context) -> dict:
     strategy = DpFtsDeStrategy(config)
     start = time.perf_counter()
     nodes = wait_for_nodes(grid, strategy.n_agents)
+    waited, began = time.perf_counter() - start, time.monotonic()
     initial = ArrayRecord({"broadcast": Array(np.zeros((strategy.P, config.features)))})
     strategy.start(grid, initial, num_rounds=config.iterations + 1, timeout=600)
+    ends = [began] + strategy.round_ends
     last = strategy.history[-1] if strategy.history else {}
     summary = {"tool": "fbo", "nodes": nodes, "rounds": len(strategy.history), "releases": strategy.released,
                "epsilon": strategy.epsilon, "delta": strategy.delta, "z": strategy.plan.z,
                "queries": last.get("queries", 0), "best_mean": [h["best_mean"] for h in strategy.history],
                "regret_mean": [h.get("regret_mean") for h in strategy.history],
-               "selected": [h.get("selected") for h in strategy.history], "seconds": time.perf_counter() - start}
+               "selected": [h.get("selected") for h in strategy.history], "seconds": time.perf_counter() - start,
+               "node_wait_seconds": waited, "round_seconds": [b - a for a, b in zip(ends, ends[1:])]}
     return _finish(summary, settings)
 
 
@@ -78,6 +81,7 @@ def run_hype(grid: Grid, context: Context) -> dict:
     strategy = SecAggHypeStrategy(config, sigma)
     start = time.perf_counter()
     nodes = wait_for_nodes(grid, config.clients)
+    waited = time.perf_counter() - start
     legacy = LegacyContext(context=context, config=ServerConfig(num_rounds=1), strategy=strategy)
     workflow = SecAggPlusWorkflow(num_shares=1.0, reconstruction_threshold=0.67, max_weight=1.0,
                                   clipping_range=plan.clipping_range, quantization_range=QUANTIZATION_RANGE)
@@ -87,7 +91,8 @@ def run_hype(grid: Grid, context: Context) -> dict:
                "epsilon": epsilon_for_sigma(sigma, config.delta, config.k) if sigma > 0 else None,
                "noisy_sum": None if strategy.noisy_sum is None else strategy.noisy_sum.tolist(),
                "clipping_range": plan.clipping_range, "quantisation_step": plan.step,
-               "epsilon_rounding": plan.epsilon_rounding, "seconds": time.perf_counter() - start}
+               "epsilon_rounding": plan.epsilon_rounding, "seconds": time.perf_counter() - start,
+               "node_wait_seconds": waited}
     return _finish(summary, settings)
 
 

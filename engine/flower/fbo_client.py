@@ -18,8 +18,8 @@ import numpy as np
 from flwr.app import Array, ArrayRecord, Context, Message, MetricRecord, RecordDict
 from flwr.clientapp import ClientApp
 
-from engine.flower.agent import AgentSettings, FboAgent
-from engine.flower.settings import agent_settings, run_settings
+from engine.flower.agent import AgentSettings, FboAgent, agent_settings
+from engine.flower.run_config import run_settings
 
 STATE_KEY = "agent-observations"
 
