@@ -239,6 +239,7 @@ def test_a_built_in_flower_strategy_is_audited_and_the_broken_one_caught():
     assert [s.value for s in at.success] == [expected.verdict] and not expected.violation
     assert metric(at, "claimed ε") == f"{expected.epsilon_claimed:.3g}"
     assert metric(at, "audited lower bound") == f"{expected.epsilon_lower:.3g}"
+    assert not [m for m in at.metric if m.label == "most this game can prove"]   # only the claim is known
     assert len(at.get("plotly_chart")) == 3
 
     at.selectbox(key="audit_strategy").set_value("broken-clip-after-mean").run()
