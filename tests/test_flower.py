@@ -217,12 +217,39 @@ def test_audit_catches_the_broken_strategy_and_not_the_correct_ones():
     flower()
     from engine.flower.audit import StrategyAudit, run_strategy_audit
 
-    common = dict(q=0.5, z=2.0, agents=8, trials=1200, seed=1)
-    broken = run_strategy_audit(StrategyAudit(strategy="broken-clip-after-mean", **common))
+    common = dict(q=0.5, z=2.0, agents=8, trials=1200)
+    broken = run_strategy_audit(StrategyAudit(strategy="broken-clip-after-mean", seed=1, **common))
     assert broken["violation"] and broken["epsilon_lower"] > broken["epsilon_claimed"]
     for name in ("flower-dp-fixed", "dp-fts-de"):
-        result = run_strategy_audit(StrategyAudit(strategy=name, **common))
-        assert not result["violation"] and result["epsilon_lower"] <= result["epsilon_claimed"], name
+        for seed in (1, 2):       # seeded repetitions
+            result = run_strategy_audit(StrategyAudit(strategy=name, seed=seed, **common))
+            assert not result["violation"] and result["epsilon_lower"] <= result["epsilon_claimed"], (name, seed)
+
+
+def test_audit_replies_are_built_once_and_restored_and_workers_give_the_serial_scores():
+    flower()
+    from engine.flower.audit import StrategyAudit, StrategyGame, audit_strategy, load_factory, quiet_flower
+
+    config = StrategyAudit(strategy="flower-dp-fixed", q=0.5, agents=4, trials=600, seed=2)
+    target = load_factory(config.strategy)(config)
+    with quiet_flower():
+        game = StrategyGame(config, target)
+        game.scores("in", 5, np.random.default_rng(0))
+        canary = game.replies["in"][0][0]
+
+        def canary_norm():
+            return np.linalg.norm(canary.content["arrays"].to_numpy_ndarrays()[0])
+
+        # Flower's wrapper swaps the clipped arrays into each reply; before every trial the game puts the
+        # replies back as they were built.
+        assert canary_norm() == pytest.approx(config.S)
+        assert game.restore("in")[0] is canary and game.rebuilt == 0
+        assert canary_norm() == pytest.approx(config.canary_norm * config.S)
+    serial = audit_strategy(config)
+    parallel = audit_strategy(config, workers=2)
+    assert np.array_equal(serial.scores_in, parallel.scores_in)
+    assert np.array_equal(serial.scores_out, parallel.scores_out)
+    assert serial.epsilon_lower == parallel.epsilon_lower and serial.trials == 600
 
 
 def test_audit_cli_and_hosting(monkeypatch):

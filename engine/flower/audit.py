@@ -115,13 +115,13 @@ class StrategyGame:
 
     # ------------------------------------------------------------------ the replies, built once per world
     def _build_replies(self, world: str) -> list:
-        """The world's reply Messages and a snapshot of their records (see :meth:`_restore`)."""
+        """The world's reply Messages and a snapshot of their records (see :meth:`restore`)."""
         target = self.target
         messages = [target.reply(n, self.canary if n == self.canary_index else self.others[n])
                     for n in range(self.n_replies) if world == "in" or n != self.canary_index]
         return [(message, _snapshot(message)) for message in messages]
 
-    def _restore(self, world: str) -> list:
+    def restore(self, world: str) -> list:
         """The world's replies as they were built.
 
         Building a reply serialises its arrays (most of a trial's cost outside
@@ -150,7 +150,7 @@ class StrategyGame:
         for trial in range(size):
             target.reset(rng)
             for t in range(cfg.steps):
-                arrays, _ = aggregate(t + 1, self._restore(world))
+                arrays, _ = aggregate(t + 1, self.restore(world))
                 out[trial, t] = np.asarray(release(arrays), dtype=float)[0]
         return out
 
