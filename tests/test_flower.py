@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import time
 import tomllib
 from pathlib import Path
 
@@ -270,3 +271,29 @@ def test_audit_cli_reports_json(capsys):
                  "--agents", "4"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["strategy"] == "flower-dp-fixed" and out["trials"] == 200 and out["epsilon_claimed"] > 0
+
+
+def test_the_server_apps_grid_polls_its_replies_often():
+    flower()
+    from types import SimpleNamespace
+
+    from engine.flower.apps import PollingGrid
+
+    class FakeGrid:                 # replies arrive one per pull
+        def __init__(self):
+            self.pulls = 0
+
+        def push_messages(self, messages):
+            return [f"m{i}" for i, _ in enumerate(messages)]
+
+        def pull_messages(self, ids):
+            self.pulls += 1
+            first = sorted(ids)[0]
+            return [SimpleNamespace(metadata=SimpleNamespace(reply_to_message_id=first))]
+
+    fake = FakeGrid()
+    grid = PollingGrid(fake, poll=0.01)
+    start = time.perf_counter()
+    replies = grid.send_and_receive(["a", "b", "c"], timeout=5)
+    assert [r.metadata.reply_to_message_id for r in replies] == ["m0", "m1", "m2"] and fake.pulls == 3
+    assert time.perf_counter() - start < 1.0          # Flower's own grid sleeps 3 s between two pulls

@@ -17,6 +17,56 @@ from flwr.serverapp import Grid, ServerApp
 from engine.flower.run_config import run_settings
 
 NODE_WAIT_SECONDS = 60.0
+REPLY_POLL_SECONDS = 0.2
+
+
+class PollingGrid(Grid):
+    """The ServerApp's grid, asking for replies every ``poll`` seconds.
+
+    Flower's ``send_and_receive`` (flwr 1.42, ``superlink/grid/http_grid.py``)
+    pushes the messages, then asks the SuperLink for the replies every 3 s,
+    so every round (every stage of SecAgg+) waits up to 3 s after its last
+    reply. This grid does the same with Flower's own ``push_messages`` and
+    ``pull_messages``, only polling more often; everything else is the
+    wrapped grid's.
+    """
+
+    def __init__(self, grid: Grid, poll: float = REPLY_POLL_SECONDS):
+        self.grid, self.poll = grid, float(poll)
+
+    def set_run(self, run) -> None:
+        self.grid.set_run(run)
+
+    @property
+    def run(self):
+        return self.grid.run
+
+    def create_message(self, content, message_type, dst_node_id, group_id, ttl=None):
+        return self.grid.create_message(content, message_type, dst_node_id, group_id, ttl)
+
+    def get_node_ids(self):
+        return self.grid.get_node_ids()
+
+    def get_nodes(self):
+        return self.grid.get_nodes()
+
+    def push_messages(self, messages):
+        return self.grid.push_messages(messages)
+
+    def pull_messages(self, message_ids):
+        return self.grid.pull_messages(message_ids)
+
+    def send_and_receive(self, messages, *, timeout: float | None = None):
+        waiting = set(self.grid.push_messages(messages))
+        end = time.time() + (timeout if timeout is not None else 0.0)
+        replies = []
+        while waiting and (timeout is None or time.time() < end):
+            got = list(self.grid.pull_messages(waiting))
+            replies.extend(got)
+            waiting.difference_update(reply.metadata.reply_to_message_id for reply in got)
+            if waiting:
+                time.sleep(self.poll)
+        return replies
 
 
 def wait_for_nodes(grid: Grid, count: int, seconds: float = NODE_WAIT_SECONDS) -> int:
@@ -102,6 +152,6 @@ def make_server_app(tool: str) -> ServerApp:
 
     @app.main()
     def main(grid: Grid, context: Context) -> None:
-        run(grid, context)
+        run(PollingGrid(grid), context)
 
     return app
