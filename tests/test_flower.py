@@ -259,6 +259,7 @@ def test_audit_cli_and_hosting(monkeypatch):
 
     code = main(["audit", "--mechanism", "flower", "--strategy", "tests.no_such_module:factory", "--trials", "200"])
     assert code == 2
+    assert main(["audit", "--mechanism", "flower", "--strategy", "dp-fts-de", "--workers", "0", "--trials", "200"]) == 2
     monkeypatch.setenv("DPBO_HOSTED", "1")
     assert main(["audit", "--mechanism", "flower", "--strategy", "os:getcwd", "--trials", "200"]) == 2
 
