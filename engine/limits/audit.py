@@ -100,7 +100,8 @@ def audit_cost(config) -> Cost:
 
 # A Flower strategy's game runs the strategy's own aggregate_train once per trial and release, on replies built
 # once (benchmarks/bench_flower_audit.py --per-trial): 0.25-0.45 ms of CPU with 4 agents, 0.36-0.71 ms with 8 on the
-# 2-core machine, about 0.07 ms more per agent; priced at twice that (a loaded machine), plus Flower's imports.
+# 2-core machine, about 0.07 ms more per agent; priced at 0.4 ms + 0.15 ms per agent, two to four times that
+# (a loaded machine), plus Flower's imports.
 STRATEGY_TRIAL_SECONDS = 4e-4
 STRATEGY_AGENT_SECONDS = 1.5e-4
 STRATEGY_BASE_SECONDS = 5.0
