@@ -39,13 +39,15 @@ st.write(
     "the **canary**, took part: any test that says “in” with true-positive rate TPR must also say it to a "
     "world without the canary at a false-positive rate FPR with TPR ≤ e^ε·FPR + δ. The accountant's ε describes "
     "the mechanism on paper; a bug in the code (too little noise, a forgotten clip) would leave it unchanged. "
-    "This page plays the game against the engine's own mechanism code many times, picks the strongest test, and "
-    "turns its error rates into a lower bound on ε that holds with 95 % confidence.")
+    "This page plays the game against the engine's own mechanism code (or a built-in Flower strategy's) many "
+    "times, picks the strongest test, and turns its error rates into a lower bound on ε that holds with 95 % "
+    "confidence.")
 opening.note()
 
-st.toggle("Negative control: the mechanism adds half the noise it should, the claim stays the same",
-          key="audit_control", help="A deliberately broken mechanism (noise scale 0.5). A working audit must catch "
-                                    "it: the lower bound rises above the claimed ε.")
+if values["mechanism"] != "flower":   # a Flower strategy's negative control is the broken built-in strategy
+    st.toggle("Negative control: the mechanism adds half the noise it should, the claim stays the same",
+              key="audit_control", help="A deliberately broken mechanism (noise scale 0.5). A working audit must "
+                                        "catch it: the lower bound rises above the claimed ε.")
 config, price, config_error = None, None, None
 try:
     config, price = controls.config_of(values)
@@ -100,9 +102,10 @@ m[1].metric("audited lower bound", f"{result.epsilon_lower:.3g}", delta=f"point 
             delta_color="off", delta_arrow="off",
             help=f"The true ε is at least this, with {result.confidence:.0%} confidence; the point estimate uses "
                  "the same held-out rates without the confidence margin.")
-m[2].metric("most this game can prove", f"{result.epsilon_canary:.3g}",
-            help="The accountant's ε for the canary's actual effect on the output: no attack on this canary can "
-                 "prove more.")
+if result.mechanism != "flower":   # a Flower strategy's game knows only the strategy's claim
+    m[2].metric("most this game can prove", f"{result.epsilon_canary:.3g}",
+                help="The accountant's ε for the canary's actual effect on the output: no attack on this canary "
+                     "can prove more.")
 if result.mu_claimed is not None:
     m[3].metric("Gaussian DP μ (audited)", f"{result.mu_lower:.3g}", delta=f"claimed {result.mu_claimed:.3g}",
                 delta_color="off", delta_arrow="off",

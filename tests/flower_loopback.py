@@ -19,6 +19,28 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
+NODE_POLL_SECONDS = 0.2
+# A SuperNode that finds no message sleeps 3 s before it asks again, and waits for its ClientApp's reply in
+# steps of 0.5 s (flwr 1.42, supernode/start_client_internal.py, hard-coded). Each round of a run pays that
+# wait, so the tests' SuperNodes poll every NODE_POLL_SECONDS instead: only that module's sleeps are shortened,
+# everything the nodes do is Flower's own code.
+SUPERNODE = f"""
+import sys, time
+import flwr.supernode.start_client_internal as loop
+from flwr.supernode.cli import flower_supernode
+
+class _Time:
+    def __getattr__(self, name):
+        return getattr(time, name)
+
+    @staticmethod
+    def sleep(seconds):
+        time.sleep(min(seconds, {NODE_POLL_SECONDS}))
+
+loop.time = _Time()
+sys.argv[0] = "flower-supernode"
+sys.exit(flower_supernode())
+"""
 
 
 def free_ports(count: int) -> list[int]:
@@ -81,7 +103,7 @@ def federation(nodes: int, workdir: Path):
         if not wait_port(link, 30):
             raise RuntimeError("The SuperLink did not start: " + (workdir / "superlink.log").read_text()[-2000:])
         for i, port in enumerate(node_ports):
-            start([str(BIN / "flower-supernode"), "--insecure", "--superlink", f"127.0.0.1:{link}",
+            start([sys.executable, "-c", SUPERNODE, "--insecure", "--superlink", f"127.0.0.1:{link}",
                    "--port", str(port), "--node-config", f"partition-id={i} num-partitions={nodes}"], f"node{i}")
 
         def run(app_dir: Path, timeout: float) -> tuple[dict, float]:

@@ -215,3 +215,56 @@ def test_the_dp_hype_run_shows_its_audited_epsilon(cache_dir, monkeypatch):
     expected = run_audit(VoteAudit(epsilon=0.25, trials=EMBEDDED_TRIALS, accountant="rdp"))
     assert any(c.value.startswith(expected.verdict) for c in at.caption)
     assert chart_with(at, "Audited: one DP-HYPE vote, k = 5, p = 100, n = 250")
+
+
+# ---------------------------------------------------------------- a built-in Flower strategy
+
+FLOWER_TRIALS = 2_000
+
+
+def test_a_built_in_flower_strategy_is_audited_and_the_broken_one_caught():
+    pytest.importorskip("flwr")
+    from engine.flower.audit import audit_strategy
+    from engine.flower.audit_config import StrategyAudit, game_agents
+
+    at = audit_page(mechanism="flower", trials=str(FLOWER_TRIALS), z="2")
+    assert not at.exception and not at.error
+    assert at.selectbox(key="audit_strategy").value == "dp-fts-de"
+    assert any("Claim: the run plan's accountant" in c.value for c in at.sidebar.caption)
+    assert not any("Negative control" in t.label for t in at.toggle)     # the broken strategy is the control
+    assert any(f"{FLOWER_TRIALS:,} trials, about" in c.value for c in at.caption)
+    run(at)
+    expected = audit_strategy(StrategyAudit(strategy="dp-fts-de", trials=FLOWER_TRIALS, z=2.0, features=2,
+                                            agents=game_agents("dp-fts-de", 0.25), accountant="pld"))
+    assert [s.value for s in at.success] == [expected.verdict] and not expected.violation
+    assert metric(at, "claimed ε") == f"{expected.epsilon_claimed:.3g}"
+    assert metric(at, "audited lower bound") == f"{expected.epsilon_lower:.3g}"
+    assert not [m for m in at.metric if m.label == "most this game can prove"]   # only the claim is known
+    assert len(at.get("plotly_chart")) == 3
+
+    at.selectbox(key="audit_strategy").set_value("broken-clip-after-mean").run()
+    assert at.query_params["strategy"] == "broken-clip-after-mean"
+    run(at)
+    assert len(at.error) == 1 and at.error[0].value.startswith("VIOLATION: audited lower bound")
+    assert float(metric(at, "audited lower bound")) > float(metric(at, "claimed ε"))
+
+
+def test_a_link_cannot_name_a_module_as_the_strategy():
+    at = audit_page(mechanism="flower", strategy="os:getcwd")
+    assert not at.exception
+    assert "Ignored strategy=os:getcwd from the link" in at.warning[0].value
+    assert at.selectbox(key="audit_strategy").value == "dp-fts-de"
+
+
+def test_without_flower_the_choice_says_so_and_the_page_still_works(monkeypatch):
+    import ui.audit.flower
+
+    monkeypatch.setattr(ui.audit.flower, "flower_installed", lambda: False)
+    at = audit_page(mechanism="flower")
+    assert not at.exception
+    # One sentence, under the strategy choice; Run is off and says why.
+    assert [e.value for e in at.sidebar.error] == [ui.audit.flower.NOT_INSTALLED] and not at.main.error
+    assert at.button(key="audit_run").disabled
+    assert at.main.info[0].value.startswith("Run is off: Flower is not installed")
+    at.radio(key="audit_mechanism").set_value("fbo-server").run()
+    assert not at.exception and not at.button(key="audit_run").disabled

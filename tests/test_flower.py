@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import time
 import tomllib
 from pathlib import Path
 
@@ -54,6 +55,28 @@ def test_export_and_engine_need_no_flower(tmp_path):
     assert config["tool"]["flwr"]["app"]["components"]["serverapp"] == "dpftsde_app.server_app:app"
     assert "flwr run" in (tmp_path / "fbo" / "README.md").read_text()
     assert "evaluate = None" in (tmp_path / "fbo" / "dpftsde_app" / "client_app.py").read_text()
+
+
+@pytest.mark.parametrize("fbo", [FboConfig(agents=5, P=2, n_init=4, features=30, pt_schedule="linear", seed=4),
+                                 FboConfig(algorithm="dp-fts", agents=4, P=2, local_exploration=False),
+                                 FboConfig(algorithm="fts-de", agents=6, P=3, pt_schedule="constant", pt_constant=0.3)])
+def test_the_clients_settings_equal_the_configs_without_its_imports(fbo):
+    from engine.flower.agent import agent_settings
+    from engine.flower.settings import fbo_run_config, run_settings
+
+    settings = agent_settings(run_settings(fbo_run_config(fbo), "fbo"))
+    assert settings["P"] == fbo.n_subregions
+    for name in ("features", "n_init", "pt_schedule", "pt_constant", "local_exploration", "seed"):
+        assert settings[name] == getattr(fbo, name), name
+
+
+def test_a_client_process_loads_no_accountant():
+    # Flower starts a process per message: the agent's imports are paid every round by every node.
+    code = ("import sys, engine.flower.agent, engine.flower.run_config, engine.fbo.schedules; "
+            "print(sorted(m for m in ('dp_accounting', 'scipy', 'engine.privacy', 'engine.fbo.config') "
+            "if m in sys.modules))")
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0 and done.stdout.strip() == "[]", done.stdout + done.stderr
 
 
 def test_export_settings_equal_the_configs(tmp_path):
@@ -195,12 +218,39 @@ def test_audit_catches_the_broken_strategy_and_not_the_correct_ones():
     flower()
     from engine.flower.audit import StrategyAudit, run_strategy_audit
 
-    common = dict(q=0.5, z=2.0, agents=8, trials=1200, seed=1)
-    broken = run_strategy_audit(StrategyAudit(strategy="broken-clip-after-mean", **common))
+    common = dict(q=0.5, z=2.0, agents=8, trials=1200)
+    broken = run_strategy_audit(StrategyAudit(strategy="broken-clip-after-mean", seed=1, **common))
     assert broken["violation"] and broken["epsilon_lower"] > broken["epsilon_claimed"]
     for name in ("flower-dp-fixed", "dp-fts-de"):
-        result = run_strategy_audit(StrategyAudit(strategy=name, **common))
-        assert not result["violation"] and result["epsilon_lower"] <= result["epsilon_claimed"], name
+        for seed in (1, 2):       # seeded repetitions
+            result = run_strategy_audit(StrategyAudit(strategy=name, seed=seed, **common))
+            assert not result["violation"] and result["epsilon_lower"] <= result["epsilon_claimed"], (name, seed)
+
+
+def test_audit_replies_are_built_once_and_restored_and_workers_give_the_serial_scores():
+    flower()
+    from engine.flower.audit import StrategyAudit, StrategyGame, audit_strategy, load_factory, quiet_flower
+
+    config = StrategyAudit(strategy="flower-dp-fixed", q=0.5, agents=4, trials=600, seed=2)
+    target = load_factory(config.strategy)(config)
+    with quiet_flower():
+        game = StrategyGame(config, target)
+        game.scores("in", 5, np.random.default_rng(0))
+        canary = game.replies["in"][0][0]
+
+        def canary_norm():
+            return np.linalg.norm(canary.content["arrays"].to_numpy_ndarrays()[0])
+
+        # Flower's wrapper swaps the clipped arrays into each reply; before every trial the game puts the
+        # replies back as they were built.
+        assert canary_norm() == pytest.approx(config.S)
+        assert game.restore("in")[0] is canary and game.rebuilt == 0
+        assert canary_norm() == pytest.approx(config.canary_norm * config.S)
+    serial = audit_strategy(config)
+    parallel = audit_strategy(config, workers=2)
+    assert np.array_equal(serial.scores_in, parallel.scores_in)
+    assert np.array_equal(serial.scores_out, parallel.scores_out)
+    assert serial.epsilon_lower == parallel.epsilon_lower and serial.trials == 600
 
 
 def test_audit_cli_and_hosting(monkeypatch):
@@ -209,6 +259,7 @@ def test_audit_cli_and_hosting(monkeypatch):
 
     code = main(["audit", "--mechanism", "flower", "--strategy", "tests.no_such_module:factory", "--trials", "200"])
     assert code == 2
+    assert main(["audit", "--mechanism", "flower", "--strategy", "dp-fts-de", "--workers", "0", "--trials", "200"]) == 2
     monkeypatch.setenv("DPBO_HOSTED", "1")
     assert main(["audit", "--mechanism", "flower", "--strategy", "os:getcwd", "--trials", "200"]) == 2
 
@@ -221,3 +272,29 @@ def test_audit_cli_reports_json(capsys):
                  "--agents", "4"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["strategy"] == "flower-dp-fixed" and out["trials"] == 200 and out["epsilon_claimed"] > 0
+
+
+def test_the_server_apps_grid_polls_its_replies_often():
+    flower()
+    from types import SimpleNamespace
+
+    from engine.flower.apps import PollingGrid
+
+    class FakeGrid:                 # replies arrive one per pull
+        def __init__(self):
+            self.pulls = 0
+
+        def push_messages(self, messages):
+            return [f"m{i}" for i, _ in enumerate(messages)]
+
+        def pull_messages(self, ids):
+            self.pulls += 1
+            first = sorted(ids)[0]
+            return [SimpleNamespace(metadata=SimpleNamespace(reply_to_message_id=first))]
+
+    fake = FakeGrid()
+    grid = PollingGrid(fake, poll=0.01)
+    start = time.perf_counter()
+    replies = grid.send_and_receive(["a", "b", "c"], timeout=5)
+    assert [r.metadata.reply_to_message_id for r in replies] == ["m0", "m1", "m2"] and fake.pulls == 3
+    assert time.perf_counter() - start < 1.0          # Flower's own grid sleeps 3 s between two pulls

@@ -25,6 +25,7 @@ def add_arguments(parser) -> None:
                                        "--features --steps --canary-norm)")
     flower.add_argument("--strategy", help="built-in name or MODULE:FACTORY (local only); see engine.flower.audit")
     flower.add_argument("--claimed-epsilon", type=float, help="claim to test instead of the strategy's accountant")
+    flower.add_argument("--workers", type=int, default=1, help="processes to play the trials in (same scores)")
     server = parser.add_argument_group("fbo-server (DP-FTS-DE server round)")
     votes = parser.add_argument_group("hype-votes (DP-HYPE noisy vote sum)")
     add_config_arguments(parser, ServerAudit, containers={name: server for name in SERVER_OPTIONS})

@@ -10,9 +10,10 @@ from __future__ import annotations
 import sys
 
 from engine.flower.audit import BUILTINS, StrategyAudit, load_factory, run_strategy_audit
-from engine.validation import ConfigError
+from engine.validation import ConfigError, check_int
 
 SHARED = ("q", "z", "S", "agents", "features", "steps", "canary_norm", "trials", "delta", "seed")
+MAX_WORKERS = 64
 NOT_FOR_FLOWER = ("P", "sampling", "weights", "weight_a", "weight_schedule", "epsilon", "sigma", "k", "candidates",
                   "clients", "aggregation")
 
@@ -35,9 +36,10 @@ def config_from_args(args) -> StrategyAudit:
 
 def run_flower(args) -> dict:
     config = config_from_args(args)
+    workers = check_int("workers", getattr(args, "workers", 1), 1, MAX_WORKERS, name="number of worker processes")
     try:
         factory = load_factory(config.strategy)      # refuses module paths when hosted, before any work
-        result = run_strategy_audit(config, factory)
+        result = run_strategy_audit(config, factory, workers=workers)
     except ImportError as err:
         raise ConfigError(f"Auditing a Flower strategy needs Flower (pip install -r requirements-dev.txt): {err}.",
                           "strategy") from err

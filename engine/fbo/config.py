@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
+from engine.fbo.schedules import PT_SCHEDULES
 from engine.objectives.registry import DATASETS, check_split
 from engine.privacy import ACCOUNTANTS, SAMPLING, supports
 from engine.privacy.accountants import Q_MIN, Z_MAX, Z_MIN
@@ -21,7 +22,6 @@ ALGORITHMS = ("ts", "fts", "fts-de", "dp-fts", "dp-fts-de", "rgpe", "taf")
 # tasks before it starts. RGPE and TAF (Sec. 3.2) exist only there; TS runs there when d_n is set.
 TARGET_ALGORITHMS = ("ts", "fts", "rgpe", "taf")
 # 1 - p_t as a function of t >= 1.
-PT_SCHEDULES = ("sqrt", "linear", "square", "constant")
 PT_SCHEDULE_LABELS = {"sqrt": "1 - p_t = 1/sqrt(t)", "linear": "1 - p_t = 1/t", "square": "1 - p_t = 1/t^2",
                       "constant": "1 - p_t constant"}
 # fixed = non-adaptive softmax (App. B.2.5, T_t = 1); proportional / proportional-squared = "weights 2" and

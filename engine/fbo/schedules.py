@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from engine.fbo.config import PT_SCHEDULES
 from engine.validation import check_choice, check_range
+
+PT_SCHEDULES = ("sqrt", "linear", "square", "constant")     # 1/sqrt(t), 1/t, 1/t^2, a constant
 
 # App. B: a_t = a + 1 for `hold` iterations, then linear down to 1 over `decay`
 # iterations (the last of which reaches 1), then 1 (uniform weights).

@@ -58,6 +58,30 @@ class AgentSettings:
     seed: int = 0
 
 
+DE_ALGORITHMS = ("fts-de", "dp-fts-de")     # the algorithms with sub-regions (FboConfig.uses_de)
+
+
+def agent_settings(settings: dict) -> dict:
+    """The :class:`AgentSettings` fields of a DP-FTS-DE run's settings (:func:`engine.flower.run_config.run_settings`).
+
+    Read from the run config alone, without :class:`engine.fbo.FboConfig`: the export wrote a validated
+    configuration, the ServerApp validates it again, and a client process (one per message) is spared the
+    accountants' imports. ``tests/test_flower.py`` checks the result against FboConfig's.
+    """
+    defaults = AgentSettings()
+    lengthscale = float(settings.get("lengthscale", defaults.lengthscale))
+    noise_var = float(settings.get("noise_var", defaults.noise_var))
+    P = int(settings.get("P", 1)) if settings.get("algorithm", "dp-fts-de") in DE_ALGORITHMS else 1
+    return dict(dim=int(settings.get("dim", defaults.dim)), features=int(settings.get("features", defaults.features)),
+                lengthscale=lengthscale, noise_var=noise_var, P=P, n_init=int(settings.get("n_init", defaults.n_init)),
+                candidates=int(settings.get("candidates", defaults.candidates)),
+                pt_schedule=str(settings.get("pt_schedule", defaults.pt_schedule)),
+                pt_constant=float(settings.get("pt_constant", defaults.pt_constant)),
+                local_exploration=bool(settings.get("local_exploration", defaults.local_exploration)),
+                own_lengthscale=lengthscale, own_signal_var=1.0, own_noise_var=noise_var,
+                seed=int(settings.get("seed", defaults.seed)))
+
+
 class FboAgent:
     """Agent ``index`` of a run: its observations, its own GP Thompson sampler and its shared-feature BLR."""
 

@@ -17,6 +17,56 @@ from flwr.serverapp import Grid, ServerApp
 from engine.flower.run_config import run_settings
 
 NODE_WAIT_SECONDS = 60.0
+REPLY_POLL_SECONDS = 0.2
+
+
+class PollingGrid(Grid):
+    """The ServerApp's grid, asking for replies every ``poll`` seconds.
+
+    Flower's ``send_and_receive`` (flwr 1.42, ``superlink/grid/http_grid.py``)
+    pushes the messages, then asks the SuperLink for the replies every 3 s,
+    so every round (every stage of SecAgg+) waits up to 3 s after its last
+    reply. This grid does the same with Flower's own ``push_messages`` and
+    ``pull_messages``, only polling more often; everything else is the
+    wrapped grid's.
+    """
+
+    def __init__(self, grid: Grid, poll: float = REPLY_POLL_SECONDS):
+        self.grid, self.poll = grid, float(poll)
+
+    def set_run(self, run) -> None:
+        self.grid.set_run(run)
+
+    @property
+    def run(self):
+        return self.grid.run
+
+    def create_message(self, content, message_type, dst_node_id, group_id, ttl=None):
+        return self.grid.create_message(content, message_type, dst_node_id, group_id, ttl)
+
+    def get_node_ids(self):
+        return self.grid.get_node_ids()
+
+    def get_nodes(self):
+        return self.grid.get_nodes()
+
+    def push_messages(self, messages):
+        return self.grid.push_messages(messages)
+
+    def pull_messages(self, message_ids):
+        return self.grid.pull_messages(message_ids)
+
+    def send_and_receive(self, messages, *, timeout: float | None = None):
+        waiting = set(self.grid.push_messages(messages))
+        end = time.time() + (timeout if timeout is not None else 0.0)
+        replies = []
+        while waiting and (timeout is None or time.time() < end):
+            got = list(self.grid.pull_messages(waiting))
+            replies.extend(got)
+            waiting.difference_update(reply.metadata.reply_to_message_id for reply in got)
+            if waiting:
+                time.sleep(self.poll)
+        return replies
 
 
 def wait_for_nodes(grid: Grid, count: int, seconds: float = NODE_WAIT_SECONDS) -> int:
@@ -50,13 +100,17 @@ def run_fbo(grid: Grid, context: Context) -> dict:
     strategy = DpFtsDeStrategy(config)
     start = time.perf_counter()
     nodes = wait_for_nodes(grid, strategy.n_agents)
+    waited, began = time.perf_counter() - start, time.monotonic()
     initial = ArrayRecord({"broadcast": Array(np.zeros((strategy.P, config.features)))})
     strategy.start(grid, initial, num_rounds=config.iterations + 1, timeout=600)
+    ends = [began] + strategy.round_ends
     last = strategy.history[-1] if strategy.history else {}
     summary = {"tool": "fbo", "nodes": nodes, "rounds": len(strategy.history), "releases": strategy.released,
                "epsilon": strategy.epsilon, "delta": strategy.delta, "z": strategy.plan.z,
                "queries": last.get("queries", 0), "best_mean": [h["best_mean"] for h in strategy.history],
-               "selected": [h.get("selected") for h in strategy.history], "seconds": time.perf_counter() - start}
+               "regret_mean": [h.get("regret_mean") for h in strategy.history],
+               "selected": [h.get("selected") for h in strategy.history], "seconds": time.perf_counter() - start,
+               "node_wait_seconds": waited, "round_seconds": [b - a for a, b in zip(ends, ends[1:])]}
     return _finish(summary, settings)
 
 
@@ -77,6 +131,7 @@ def run_hype(grid: Grid, context: Context) -> dict:
     strategy = SecAggHypeStrategy(config, sigma)
     start = time.perf_counter()
     nodes = wait_for_nodes(grid, config.clients)
+    waited = time.perf_counter() - start
     legacy = LegacyContext(context=context, config=ServerConfig(num_rounds=1), strategy=strategy)
     workflow = SecAggPlusWorkflow(num_shares=1.0, reconstruction_threshold=0.67, max_weight=1.0,
                                   clipping_range=plan.clipping_range, quantization_range=QUANTIZATION_RANGE)
@@ -86,7 +141,8 @@ def run_hype(grid: Grid, context: Context) -> dict:
                "epsilon": epsilon_for_sigma(sigma, config.delta, config.k) if sigma > 0 else None,
                "noisy_sum": None if strategy.noisy_sum is None else strategy.noisy_sum.tolist(),
                "clipping_range": plan.clipping_range, "quantisation_step": plan.step,
-               "epsilon_rounding": plan.epsilon_rounding, "seconds": time.perf_counter() - start}
+               "epsilon_rounding": plan.epsilon_rounding, "seconds": time.perf_counter() - start,
+               "node_wait_seconds": waited}
     return _finish(summary, settings)
 
 
@@ -96,6 +152,6 @@ def make_server_app(tool: str) -> ServerApp:
 
     @app.main()
     def main(grid: Grid, context: Context) -> None:
-        run(grid, context)
+        run(PollingGrid(grid), context)
 
     return app

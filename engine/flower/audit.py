@@ -29,21 +29,26 @@ import contextlib
 import importlib
 import logging
 import math
+import multiprocessing
 import time
 from typing import Callable
 
 import numpy as np
 
-from engine.audit.game import play
-from engine.flower.audit_config import AuditTarget, StrategyAudit
-from engine.audit.stats import CONFIDENCE, epsilon_lower_bound
+from engine.audit.game import WORLDS, AuditCancelled, play
+from engine.audit.result import AuditResult
+from engine.audit.stats import CONFIDENCE, epsilon_lower_bound, gdp_lower_bound, roc_curve
+from engine.cancel import checkpoint
+from engine.flower.audit_config import BUILTINS, AuditTarget, StrategyAudit
+from engine.hype.simulation import blocks
 from engine.hosting import is_hosted
 from engine.validation import ConfigError
 
-__all__ = ["AuditTarget", "BUILTINS", "StrategyAudit", "StrategyGame", "load_factory", "run_strategy_audit"]
+__all__ = ["AuditTarget", "BUILTINS", "StrategyAudit", "StrategyGame", "audit_strategy", "load_factory",
+           "run_strategy_audit"]
 OTHER_NORMS = (0.5, 2.0)
 PILOT_TRIALS = 1000
-BUILTINS = ("flower-dp-fixed", "dp-fts-de", "broken-clip-after-mean")
+CHUNK_TRIALS = 256        # trials per chunk: about a quarter of a second, so progress and cancel come often
 
 
 def load_factory(spec: str) -> Callable:
@@ -68,6 +73,14 @@ def load_factory(spec: str) -> Callable:
     return factory
 
 
+def _snapshot(message) -> tuple:
+    """A reply's records, each record's items and the arrays' bytes, as built."""
+    content = dict(message.content.__dict__["_data"])
+    records = [(record, dict(record.__dict__["_data"])) for record in content.values()]
+    arrays = [(item, item.data) for _, items in records for item in items.values() if hasattr(item, "data")]
+    return content, records, arrays
+
+
 def _log_mixture(u: np.ndarray, m: float, p: float) -> np.ndarray:
     """log(1 - p + p exp(m u - m^2 / 2)), computed stably."""
     if p >= 1:
@@ -78,7 +91,7 @@ def _log_mixture(u: np.ndarray, m: float, p: float) -> np.ndarray:
 class StrategyGame:
     """The game of :class:`StrategyAudit` against ``target`` (the interface of :func:`engine.audit.game.play`)."""
 
-    def __init__(self, config: StrategyAudit, target: AuditTarget):
+    def __init__(self, config: StrategyAudit, target: AuditTarget, pilot: tuple | None = None):
         self.config, self.target = config, target
         N, M = target.replies or config.agents, config.features
         self.n_replies = N
@@ -91,21 +104,54 @@ class StrategyGame:
         self.canary_index = 0
         self.canary = np.zeros(M)
         self.canary[0] = config.canary_norm * target.clip
-        self.chunk_trials = 256
+        self.chunk_trials = CHUNK_TRIALS
+        self.replies = {world: self._build_replies(world) for world in WORLDS}
+        self.rebuilt = 0          # times a strategy changed a reply's arrays in place (each costs a rebuild)
         self.mean_out = self.spread = self.shift = None
-        self._pilot()
+        if pilot is None:
+            self._pilot()
+        else:
+            self.mean_out, self.spread, self.shift = (np.asarray(a, dtype=float) for a in pilot)
+
+    # ------------------------------------------------------------------ the replies, built once per world
+    def _build_replies(self, world: str) -> list:
+        """The world's reply Messages and a snapshot of their records (see :meth:`restore`)."""
+        target = self.target
+        messages = [target.reply(n, self.canary if n == self.canary_index else self.others[n])
+                    for n in range(self.n_replies) if world == "in" or n != self.canary_index]
+        return [(message, _snapshot(message)) for message in messages]
+
+    def restore(self, world: str) -> list:
+        """The world's replies as they were built.
+
+        Building a reply serialises its arrays (most of a trial's cost outside
+        the strategy), so the replies are built once. A strategy may replace
+        records of a reply (Flower's DP wrapper swaps in the clipped arrays):
+        every trial puts the original records and items back, which costs a
+        few dict copies. Arrays are immutable bytes in Flower; one changed in
+        place anyway is caught by identity and its reply rebuilt.
+        """
+        cached = self.replies[world]
+        for message, (content, records, arrays) in cached:
+            if any(array.data is not data for array, data in arrays):
+                self.replies[world] = cached = self._build_replies(world)
+                self.rebuilt += 1
+                break
+            message.content.__dict__["_data"] = dict(content)
+            for record, items in records:
+                record.__dict__["_data"] = dict(items)
+        return [message for message, _ in cached]
 
     def projections(self, world: str, size: int, rng: np.random.Generator) -> np.ndarray:
         """w_t of ``size`` trials, (size, steps)."""
         cfg, target = self.config, self.target
         out = np.empty((size, cfg.steps))
+        aggregate, release = target.strategy.aggregate_train, target.release
         for trial in range(size):
             target.reset(rng)
             for t in range(cfg.steps):
-                replies = [target.reply(n, self.canary if n == self.canary_index else self.others[n])
-                           for n in range(self.n_replies) if world == "in" or n != self.canary_index]
-                arrays, _ = target.strategy.aggregate_train(t + 1, replies)
-                out[trial, t] = np.asarray(target.release(arrays), dtype=float)[0]
+                arrays, _ = aggregate(t + 1, self.restore(world))
+                out[trial, t] = np.asarray(release(arrays), dtype=float)[0]
         return out
 
     def _pilot(self) -> None:
@@ -116,6 +162,10 @@ class StrategyGame:
         self.mean_out = w_out.mean(axis=0)
         self.spread = np.maximum(w_out.std(axis=0, ddof=1), 1e-12)
         self.shift = np.maximum((w_in.mean(axis=0) - self.mean_out) / self.target.used, 0.0)
+
+    @property
+    def pilot(self) -> tuple[list, list, list]:
+        return self.mean_out.tolist(), self.spread.tolist(), self.shift.tolist()
 
     def scores(self, world: str, size: int, rng: np.random.Generator) -> np.ndarray:
         w = self.projections(world, size, rng)
@@ -136,23 +186,137 @@ def quiet_flower():
         logger.setLevel(level)
 
 
-def run_strategy_audit(config: StrategyAudit, factory: Callable | None = None,
-                       confidence: float = CONFIDENCE) -> dict:
-    """Play the game and return claimed epsilon, the lower bound, trials and seconds."""
-    start = time.perf_counter()
+def _target(config: StrategyAudit, factory: Callable | None) -> AuditTarget:
     target = (factory or load_factory(config.strategy))(config)
     if not isinstance(target, AuditTarget):
         raise ConfigError("The strategy factory must return an engine.flower.audit.AuditTarget.", "strategy")
+    return target
+
+
+# ---------------------------------------------------------------------------------- process-parallel chunks
+_WORKER: dict = {}
+
+
+def _init_worker(config: StrategyAudit, factory: Callable | None, pilot: tuple) -> None:
+    target = _target(config, factory)                  # imports Flower, which sets its logger's level
+    logging.getLogger("flwr").setLevel(logging.ERROR)
+    _WORKER["game"] = StrategyGame(config, target, pilot=pilot)
+
+
+def _chunk_scores(world_index: int, index: int, size: int) -> np.ndarray:
+    game = _WORKER["game"]
+    # The generator of engine.audit.game.play for this (world, chunk): the same scores as a serial run.
+    return game.scores(WORLDS[world_index], size, np.random.default_rng((int(game.config.seed), world_index, index)))
+
+
+@contextlib.contextmanager
+def _without_main():
+    """Workers started here must not re-run the caller's ``__main__`` (a script, stdin, a page): the work
+    travels by reference to this module, so the spawn preparation drops the main module meanwhile."""
+    from multiprocessing import spawn
+
+    original = spawn.get_preparation_data
+
+    def preparation(name):
+        data = original(name)
+        data.pop("init_main_from_path", None)
+        data.pop("init_main_from_name", None)
+        return data
+
+    spawn.get_preparation_data = preparation
+    try:
+        yield
+    finally:
+        spawn.get_preparation_data = original
+
+
+def play_parallel(game: StrategyGame, factory: Callable | None, trials_per_world: int, workers: int,
+                  progress: Callable[[int, int], None] | None = None,
+                  cancel: Callable[[], bool] | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`engine.audit.game.play` over ``workers`` processes: every chunk keeps its own generator, so the
+    scores equal a serial run's. Each worker builds its own strategy (``factory``) and takes the pilot's
+    statistics from ``game``; the workers start fresh (``spawn``), so each pays Flower's imports once."""
+    from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+
+    scores = {world: np.empty(trials_per_world) for world in WORLDS}
+    chunks = blocks(trials_per_world, game.chunk_trials)
+    starts = np.cumsum([0] + [size for _, size in chunks])
+    context = multiprocessing.get_context("spawn")
+    done = 0
+    with _without_main(), ProcessPoolExecutor(workers, mp_context=context, initializer=_init_worker,
+                                              initargs=(game.config, factory, game.pilot)) as pool:
+        pending = {pool.submit(_chunk_scores, w, index, size): (WORLDS[w], chunk)
+                   for chunk, (index, size) in enumerate(chunks) for w in range(len(WORLDS))}
+        try:
+            while pending:
+                checkpoint()
+                if cancel is not None and cancel():
+                    raise AuditCancelled("The audit was cancelled.")
+                finished, _ = wait(pending, timeout=0.25, return_when=FIRST_COMPLETED)
+                for future in finished:
+                    world, chunk = pending.pop(future)
+                    scores[world][starts[chunk]:starts[chunk + 1]] = future.result()
+                    done += chunks[chunk][1]
+                if finished and progress is not None:
+                    progress(done, 2 * trials_per_world)
+        except BaseException:
+            for future in pending:
+                future.cancel()
+            raise
+    return scores["in"], scores["out"]
+
+
+# ---------------------------------------------------------------------------------- the audit
+STATISTIC = "log-likelihood ratio of the release's projection on the canary (Gaussian mixture, pilot-fitted)"
+NEIGHBOURS = "add/remove-one: the canary's reply present or absent, the other replies known"
+
+
+def audit_strategy(config: StrategyAudit, factory: Callable | None = None, confidence: float = CONFIDENCE, *,
+                   workers: int = 1, progress: Callable[[int, int], None] | None = None,
+                   cancel: Callable[[], bool] | None = None) -> AuditResult:
+    """Play the game against the strategy and bound epsilon: an :class:`engine.audit.AuditResult`
+    (``config`` the StrategyAudit; the claim is the strategy's accountant's or ``config.claimed_epsilon``).
+
+    ``workers`` > 1 plays the chunks in that many processes (same scores as one);
+    ``progress(done, total)`` and ``cancel()`` as in :func:`engine.audit.game.play`.
+    """
+    start = time.perf_counter()
+    target = _target(config, factory)
     per_world = config.trials // 2
     with quiet_flower():
         game = StrategyGame(config, target)
-        scores_in, scores_out = play(game, per_world, config.seed)
+        if workers > 1:
+            scores_in, scores_out = play_parallel(game, factory, per_world, workers, progress, cancel)
+        else:
+            scores_in, scores_out = play(game, per_world, config.seed, progress, cancel)
     bound = epsilon_lower_bound(scores_in, scores_out, config.delta, confidence)
-    claimed = config.claimed_epsilon if config.claimed_epsilon is not None else target.claim()
+    gdp = gdp_lower_bound(scores_in, scores_out, config.delta, confidence)
+    roc_fpr, roc_tpr = roc_curve(scores_in, scores_out)
+    claimed = float(config.claimed_epsilon if config.claimed_epsilon is not None else target.claim())
+    return AuditResult(
+        mechanism="flower", config=config, accountant=target.accountant or config.accountant, delta=config.delta,
+        confidence=confidence, epsilon_claimed=claimed, epsilon_canary=claimed,
+        epsilon_lower=bound.epsilon_lower, epsilon_point=bound.epsilon_point, threshold=bound.threshold,
+        tpr=bound.tpr, fpr=bound.fpr, tpr_lower=bound.tpr_lower, fpr_upper=bound.fpr_upper, trials=2 * per_world,
+        evaluation_trials=bound.n_in, scores_in=scores_in, scores_out=scores_out, roc_fpr=roc_fpr, roc_tpr=roc_tpr,
+        mu_lower=gdp.mu_lower, mu_point=gdp.mu_point, epsilon_gdp=gdp.epsilon,
+        mu_claimed=(math.sqrt(config.steps) / config.z if target.used >= 1 else None),
+        noise_scale=1.0, statistic=STATISTIC, neighbours=NEIGHBOURS, wall_seconds=time.perf_counter() - start)
+
+
+def summary(result: AuditResult) -> dict:
+    """The CLI's record of an audit of a strategy."""
+    config = result.config
     return {"mechanism": "flower", "strategy": config.strategy, "q": config.q, "z": config.z,
             "steps": config.steps, "agents": config.agents, "canary_norm": config.canary_norm,
-            "epsilon_claimed": float(claimed), "epsilon_lower": float(bound.epsilon_lower),
-            "epsilon_point": float(bound.epsilon_point), "violation": bool(bound.epsilon_lower > claimed),
-            "tpr": float(bound.tpr), "fpr": float(bound.fpr), "trials": 2 * per_world, "delta": config.delta,
-            "confidence": confidence, "pilot_shift": game.shift.tolist(), "pilot_spread": game.spread.tolist(),
-            "notes": target.notes, "seconds": time.perf_counter() - start}
+            "epsilon_claimed": result.epsilon_claimed, "epsilon_lower": float(result.epsilon_lower),
+            "epsilon_point": float(result.epsilon_point), "violation": bool(result.violation),
+            "tpr": float(result.tpr), "fpr": float(result.fpr), "trials": result.trials, "delta": config.delta,
+            "confidence": result.confidence, "accountant": result.accountant, "verdict": result.verdict,
+            "seconds": result.wall_seconds}
+
+
+def run_strategy_audit(config: StrategyAudit, factory: Callable | None = None,
+                       confidence: float = CONFIDENCE, workers: int = 1) -> dict:
+    """:func:`audit_strategy` as the CLI's JSON record."""
+    return summary(audit_strategy(config, factory, confidence, workers=workers))

@@ -2,10 +2,30 @@
 
 from __future__ import annotations
 
+import importlib.util
 from dataclasses import dataclass, field
 from typing import Callable
 
 from engine.validation import check_int, check_probability_open, check_range
+
+
+# The built-in strategies (engine.flower.audit_targets): the only ones a visitor of a hosted explorer can name.
+BUILTINS = ("flower-dp-fixed", "dp-fts-de", "broken-clip-after-mean")
+BUILTIN_LABELS = {"flower-dp-fixed": "Flower's DP wrapper (server-side fixed clipping) around FedAvg",
+                  "dp-fts-de": "the product's DP-FTS-DE strategy",
+                  "broken-clip-after-mean": "a broken strategy (clips the average, not each reply)"}
+
+
+def flower_installed() -> bool:
+    """Whether Flower can be imported here (without importing it)."""
+    return importlib.util.find_spec("flwr") is not None
+
+
+def game_agents(strategy: str, q: float) -> int:
+    """The fewest agents that still mean something for a built-in strategy's game (a trial costs about one
+    reply's serialisation per agent): two sampled replies a round, round(q N) = 2, for the honest strategies
+    (neither claim depends on N); 16 for the broken one, whose leak grows with the replies it averages."""
+    return 16 if strategy == "broken-clip-after-mean" else max(4, int(round(2 / q)))
 
 
 @dataclass(frozen=True)
@@ -49,7 +69,8 @@ class AuditTarget:
     ``aggregate_train`` returned; ``reset(rng)`` prepares a fresh run (state,
     generator); ``claim()`` is the strategy's accountant's epsilon for the
     game's releases; ``used`` the probability that a reply is used; ``clip``
-    the L2 bound the strategy promises per reply.
+    the L2 bound the strategy promises per reply; ``accountant`` the kind of
+    accountant behind ``claim()`` (default: the settings' ``accountant``).
     """
 
     strategy: object
@@ -60,6 +81,7 @@ class AuditTarget:
     used: float
     clip: float
     replies: int | None = None          # replies per round (default: the game's agents)
+    accountant: str | None = None       # the kind of accountant behind claim() ("rdp", "pld", "ma")
     notes: dict = field(default_factory=dict)
 
 

@@ -78,12 +78,15 @@ def flower_dp_fixed(config: StrategyAudit) -> AuditTarget:
     m = sampled_clients(config)
     strategy = DifferentialPrivacyServerSideFixedClipping(FedAvg(), noise_multiplier=config.z,
                                                           clipping_norm=config.S, num_sampled_clients=m)
+    # The global model the replies are clipped around (configure_train's, which the game does not run);
+    # the wrapper only reads it, so one record serves every trial.
+    zero_model = ArrayRecord([np.zeros(config.features)])
 
     def reset(rng):
-        strategy.current_arrays = ArrayRecord([np.zeros(config.features)])
+        strategy.current_arrays = zero_model
         _seed_global(rng)
 
-    return AuditTarget(strategy=strategy, reply=fedavg_reply, release=first_array, reset=reset,
+    return AuditTarget(strategy=strategy, reply=fedavg_reply, release=first_array, reset=reset, accountant="rdp",
                        claim=lambda: flower_claim(config, m), used=1.0, clip=config.S, replies=m,
                        notes={"sampled_clients": m, "claim": "Flower RdpAccountant, no amplification"})
 
@@ -112,7 +115,7 @@ def broken_clip_after_mean(config: StrategyAudit) -> AuditTarget:
     m = sampled_clients(config)
     strategy = BrokenClipAfterMean(config.z, config.S, m)
     return AuditTarget(strategy=strategy, reply=fedavg_reply, release=first_array, reset=_seed_global,
-                       claim=lambda: flower_claim(config, m), used=1.0, clip=config.S, replies=m,
+                       accountant="rdp", claim=lambda: flower_claim(config, m), used=1.0, clip=config.S, replies=m,
                        notes={"sampled_clients": m, "claim": "as Flower's wrapper (it claims the same)"})
 
 

@@ -2,7 +2,9 @@
 
 :func:`make_client_app` takes the objective hook ``evaluate(x) -> float`` (x
 in [0, 1]^D, larger is better). Without one, agent n evaluates agent n's
-function of the engine's synthetic task (a noisy draw, as in the simulation).
+function of the engine's synthetic task (a noisy draw, as in the simulation)
+and also reports its simple regret (the engine's metric), which only a task
+that knows its noiseless values can.
 The agent's index is the node's ``partition-id`` (``--node-config
 "partition-id=0"`` when the SuperNode starts); its observations live in the
 node's ``Context.state`` between rounds.
@@ -16,18 +18,29 @@ import numpy as np
 from flwr.app import Array, ArrayRecord, Context, Message, MetricRecord, RecordDict
 from flwr.clientapp import ClientApp
 
-from engine.flower.agent import AgentSettings, FboAgent
-from engine.flower.settings import agent_settings, run_settings
+from engine.flower.agent import AgentSettings, FboAgent, agent_settings
+from engine.flower.run_config import run_settings
 
 STATE_KEY = "agent-observations"
 
 
-def default_evaluate(index: int, settings: dict, t: int = 0) -> Callable[[np.ndarray], float]:
-    """Agent ``index``'s function of the engine's synthetic task, observed with its noise (round ``t``'s draws)."""
+def default_objective(settings: dict):
+    """The engine's synthetic task of the run (the agents' objective when no hook is given)."""
     from engine.objectives import build_objective
 
-    objective = build_objective("synthetic", n_agents=int(settings["agents"]), alpha=settings.get("alpha"),
-                                seed=int(settings.get("objective_seed", 0)), domain="continuous", split=None)
+    return build_objective("synthetic", n_agents=int(settings["agents"]), alpha=settings.get("alpha"),
+                           seed=int(settings.get("objective_seed", 0)), domain="continuous", split=None)
+
+
+def simple_regret(objective, index: int, X: np.ndarray) -> float:
+    """reference - best noiseless value among ``X``: the engine's metric of agent ``index`` (lower is better)."""
+    values = objective.value(np.full(len(X), int(index)), np.asarray(X, dtype=float))
+    return float(objective.reference[int(index)] - np.max(values))
+
+
+def default_evaluate(index: int, settings: dict, t: int = 0, objective=None) -> Callable[[np.ndarray], float]:
+    """Agent ``index``'s function of the engine's synthetic task, observed with its noise (round ``t``'s draws)."""
+    objective = objective if objective is not None else default_objective(settings)
     rng = np.random.default_rng((int(settings.get("seed", 0)), 11, index, int(t)))
     agents = np.array([index])
 
@@ -48,15 +61,18 @@ def agent_round(msg: Message, context: Context, evaluate=None) -> Message:
     stored = context.state.array_records.get(STATE_KEY)
     X = stored["X"].numpy() if stored is not None else None
     y = stored["y"].numpy() if stored is not None else None
-    hook = evaluate if evaluate is not None else default_evaluate(index, settings, t)
+    objective = default_objective(settings) if evaluate is None else None
+    hook = evaluate if evaluate is not None else default_evaluate(index, settings, t, objective)
     agent = FboAgent(index, AgentSettings(**agent_settings(settings)), hook, X, y)
     rng = np.random.default_rng((int(settings.get("seed", 0)), 13, index, t))
     omega, used = agent.round(t, broadcast, rng)
     context.state[STATE_KEY] = ArrayRecord({"X": Array(agent.X), "y": Array(agent.y)})
+    metrics = {"agent": index, "best": agent.best, "queries": int(len(agent.y)), "used_broadcast": int(used)}
+    if objective is not None:      # the synthetic task knows its noiseless values: report the engine's metric
+        metrics["regret"] = simple_regret(objective, index, agent.X)
     content = RecordDict({
         "omega": ArrayRecord({"omega": Array(np.asarray(omega, dtype=float))}),
-        "metrics": MetricRecord({"agent": index, "best": agent.best, "queries": int(len(agent.y)),
-                                 "used_broadcast": int(used)}),
+        "metrics": MetricRecord(metrics),
     })
     return Message(content=content, reply_to=msg)
 

@@ -24,6 +24,7 @@ which has the output law of an absent agent (``engine.audit.fbo_server``).
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterable
 
 import numpy as np
@@ -79,6 +80,7 @@ class DpFtsDeStrategy(Strategy):
         self.rng = np.random.default_rng(config.seed)
         self.released = 0
         self.history: list[dict] = []
+        self.round_ends: list[float] = []      # time.monotonic() at the end of each aggregate_train
         self.last_step = None
 
     # ------------------------------------------------------------------ accounting
@@ -132,6 +134,8 @@ class DpFtsDeStrategy(Strategy):
                    "queries": int(sum(int(m.get("queries", 0)) for m in metrics)),
                    "best_mean": float(np.mean([m["best"] for m in metrics])) if metrics else float("nan"),
                    "broadcast_used": int(sum(int(m.get("used_broadcast", 0)) for m in metrics))}
+        if metrics and all("regret" in m for m in metrics):      # agents on the synthetic task report it
+            summary["regret_mean"] = float(np.mean([m["regret"] for m in metrics]))
         arrays = None
         if server_round <= self.releases_allowed:
             step = self.release(server_round, vectors)
@@ -141,6 +145,7 @@ class DpFtsDeStrategy(Strategy):
         if self.epsilon is not None:
             summary["epsilon"] = float(self.epsilon)
         self.history.append(summary)
+        self.round_ends.append(time.monotonic())
         return arrays, MetricRecord({k: v for k, v in summary.items() if isinstance(v, (int, float))})
 
     def configure_evaluate(self, server_round: int, arrays: ArrayRecord, config: ConfigRecord,

@@ -13,6 +13,7 @@ import dataclasses
 
 from engine.fbo.config import FboConfig
 from engine.hype.config import HypeConfig
+from engine.flower.agent import agent_settings
 from engine.flower.run_config import FBO_APP, FBO_SETTINGS, HYPE_APP, HYPE_SETTINGS, SETTINGS, TOOLS, run_settings
 from engine.validation import ConfigError
 
@@ -81,15 +82,3 @@ def fbo_config(settings: dict) -> FboConfig:
 def hype_config(settings: dict) -> HypeConfig:
     fields = {k: v for k, v in settings.items() if k in HYPE_SETTINGS and k != "epsilon"}
     return HypeConfig(**fields, mode="simulation", epsilon=None)
-
-
-def agent_settings(settings: dict) -> dict:
-    """The :class:`engine.flower.agent.AgentSettings` fields of a DP-FTS-DE run's settings."""
-    config = fbo_config(settings)
-    lengthscale = float(settings.get("lengthscale", 0.03))
-    return dict(dim=int(settings.get("dim", 1)), features=config.features, lengthscale=lengthscale,
-                noise_var=float(settings.get("noise_var", 0.01)), P=config.n_subregions, n_init=config.n_init,
-                candidates=int(settings.get("candidates", 256)), pt_schedule=config.pt_schedule,
-                pt_constant=config.pt_constant, local_exploration=config.local_exploration,
-                own_lengthscale=lengthscale, own_signal_var=1.0, own_noise_var=float(settings.get("noise_var", 0.01)),
-                seed=config.seed)

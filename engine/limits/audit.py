@@ -98,9 +98,12 @@ def audit_cost(config) -> Cost:
     return Cost(seconds=seconds, memory_mb=AUDIT_BASE_MB + estimated.peak_bytes / 1e6, field=ranked[0], knobs=ranked)
 
 
-# A Flower strategy's game builds and serialises every reply through Flower's own records: measured 1-5 ms per
-# trial and release with 8-16 agents (docs/flower.md's audit table), plus the imports of Flower itself.
-STRATEGY_TRIAL_SECONDS = 5e-3
+# A Flower strategy's game runs the strategy's own aggregate_train once per trial and release, on replies built
+# once (benchmarks/bench_flower_audit.py --per-trial): 0.25-0.45 ms of CPU with 4 agents, 0.36-0.71 ms with 8 on the
+# 2-core machine, about 0.07 ms more per agent; priced at 0.4 ms + 0.15 ms per agent, two to four times that
+# (a loaded machine), plus Flower's imports.
+STRATEGY_TRIAL_SECONDS = 4e-4
+STRATEGY_AGENT_SECONDS = 1.5e-4
 STRATEGY_BASE_SECONDS = 5.0
 STRATEGY_BASE_MB = 300.0
 
@@ -108,7 +111,8 @@ STRATEGY_BASE_MB = 300.0
 def strategy_audit_cost(trials: int, steps: int = 1, agents: int = 10, features: int = 4) -> Cost:
     """The price of auditing a Flower strategy (``audit --mechanism flower``): every trial runs the strategy's
     ``aggregate_train`` on ``agents`` replies of ``features`` numbers, ``steps`` times."""
-    seconds = STRATEGY_BASE_SECONDS + int(trials) * max(1, int(steps)) * STRATEGY_TRIAL_SECONDS * max(1.0, agents / 16)
+    per_trial = STRATEGY_TRIAL_SECONDS + STRATEGY_AGENT_SECONDS * int(agents)
+    seconds = STRATEGY_BASE_SECONDS + int(trials) * max(1, int(steps)) * per_trial
     memory = STRATEGY_BASE_MB + BYTES_PER_TRIAL * int(trials) / 1e6 + 8 * agents * features * 100 / 1e6
     knobs = [("trials", trials, AUDIT_USUAL["trials"], 1), ("steps", steps, 1, 1), ("agents", agents, 10, 1)]
     ranked = knob_ranking(knobs)

@@ -1,11 +1,11 @@
-"""The Privacy audit page in Chromium (audit the server, then catch the negative control) and the audited-ε
-panel of the Federated BO page; screenshots of each."""
+"""The Privacy audit page in Chromium (audit the server, then catch the negative control; audit a built-in
+Flower strategy, then catch the broken one) and the audited-ε panel of the Federated BO page; screenshots of each."""
 
 from __future__ import annotations
 
 import pytest
 
-from tests.browser.conftest import docs_image, screenshot, wait_for_app
+from tests.browser.conftest import ARTIFACTS, docs_image, screenshot, wait_for_app
 from ui.kit.routes import AUDIT
 
 pytestmark = pytest.mark.browser
@@ -48,6 +48,30 @@ def test_audit_page_shows_the_attack_and_catches_the_negative_control(page, app_
     page.get_by_text("VIOLATION: audited lower bound").wait_for(timeout=RUN_TIMEOUT_MS)
     wait_for_app(page, RUN_TIMEOUT_MS)
     screenshot(page, "privacy_audit_negative_control")
+
+
+def test_audit_page_audits_the_built_in_flower_strategies(page, app_url):
+    pytest.importorskip("flwr")
+    # Flower's DP wrapper, one release, 2,000 trials: a few seconds inside Flower's aggregate_train.
+    page.goto(f"{app_url}/Privacy_audit?mechanism=flower&strategy=flower-dp-fixed&trials=2000&q=0.5")
+    wait_for_app(page)
+    page.get_by_text("Claim: Flower's own RDP accountant").wait_for()
+    assert page.get_by_text("Negative control: the mechanism adds half the noise").count() == 0
+    run_audit(page)
+    assert page.locator("[data-testid='stException']").count() == 0
+    assert page.get_by_text("Consistent: audited lower bound").count() == 1
+    assert page.get_by_text("Flower: Flower's DP wrapper (server-side fixed clipping) around FedAvg").count() >= 1
+    page.mouse.move(0, 0)
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / "privacy_audit_flower_1400x1000.png"))    # the viewport as a visitor sees it
+    assert screenshot(page, "privacy_audit_flower").stat().st_size > 50_000
+
+    page.goto(f"{app_url}/Privacy_audit?mechanism=flower&strategy=broken-clip-after-mean&trials=2000&q=0.5")
+    wait_for_app(page)
+    page.get_by_role("button", name="Run", exact=True).click()
+    page.get_by_text("VIOLATION: audited lower bound").wait_for(timeout=RUN_TIMEOUT_MS)
+    wait_for_app(page, RUN_TIMEOUT_MS)
+    screenshot(page, "privacy_audit_flower_broken")
 
 
 def test_federated_bo_run_offers_its_audited_epsilon(page, app_url):

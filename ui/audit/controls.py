@@ -15,12 +15,14 @@ import dataclasses
 import streamlit as st
 
 from engine.audit import MECHANISM_LABELS, MECHANISMS, ServerAudit, VoteAudit, audit_cost
+from engine.flower.audit_config import BUILTINS, StrategyAudit
 from engine.fbo.config import WEIGHT_SCHEDULES, WEIGHTS
 from engine.fbo.variants import COMPARISON_DEFAULTS, build_variants
 from engine.hype.config import AGGREGATIONS
 from engine.limits import HostLimits
 from engine.privacy import ACCOUNTANT_LABELS, ACCOUNTANTS, SAMPLING
 from engine.validation import ConfigError
+from ui.audit import flower
 from ui.fbo import controls as fbo_controls
 from ui.hype import controls as hype_controls
 from ui.kit.cached import cached_plan
@@ -32,6 +34,8 @@ PREFIX = "audit_"
 RUN_KEY = "audit_run_state"        # the page's LiveRun
 SOURCE_KEY = "audit_source"        # what "Use the ... settings" last did: ("info" | "error", sentence)
 CONTROL_SCALE = 0.5                # the negative control halves the noise actually added
+PAGE_MECHANISMS = MECHANISMS + (flower.MECHANISM,)
+PAGE_LABELS = {**MECHANISM_LABELS, flower.MECHANISM: flower.LABEL}
 
 _S, _V = ServerAudit(), VoteAudit()
 # Every knob of the two games (their defaults are the page's; typed and bounded for the URL by the fields'
@@ -43,9 +47,9 @@ PARAMS: dict[str, Param] = params_of((ServerAudit, VoteAudit), {
     "noise": "epsilon", "epsilon": _V.epsilon, "sigma": 12.8,
     **{name: getattr(_V, name) for name in ("k", "candidates", "clients", "aggregation")},
     **{name: getattr(_S, name) for name in ("accountant", "trials", "delta", "seed")},
-    "control": False,
-}, mechanism=Param(_S.mechanism, str, MECHANISMS), noise=Param("epsilon", str, ("epsilon", "sigma")),
-    control=Param(False, bool))
+    "control": False, "strategy": flower.DEFAULT_STRATEGY,
+}, mechanism=Param(_S.mechanism, str, PAGE_MECHANISMS), noise=Param("epsilon", str, ("epsilon", "sigma")),
+    control=Param(False, bool), strategy=Param(flower.DEFAULT_STRATEGY, str, BUILTINS))
 SERVER_FIELDS = ("q", "z", "S", "P", "agents", "features", "steps", "sampling", "weights", "weight_a",
                  "weight_schedule", "canary_norm")
 VOTE_FIELDS = ("k", "candidates", "clients", "aggregation")
@@ -66,8 +70,10 @@ def current() -> dict:
     return current_values(PARAMS, PREFIX)
 
 
-def config_of(values: dict) -> tuple[ServerAudit | VoteAudit, Priced]:
+def config_of(values: dict) -> tuple[ServerAudit | VoteAudit | StrategyAudit, Priced]:
     """The audit the controls describe and its price; raises ConfigError naming the field (the knob to lower)."""
+    if values["mechanism"] == flower.MECHANISM:
+        return flower.config_of(values, _key)
     common = {name: values[name] for name in COMMON_FIELDS}
     common["noise_scale"] = CONTROL_SCALE if values["control"] else 1.0
     if values["mechanism"] == "fbo-server":
@@ -80,8 +86,10 @@ def config_of(values: dict) -> tuple[ServerAudit | VoteAudit, Priced]:
     return config, checked(audit_cost(config), what="This audit")
 
 
-def describe(config: ServerAudit | VoteAudit) -> str:
+def describe(config: ServerAudit | VoteAudit | StrategyAudit) -> str:
     """One line: what the audit attacks."""
+    if isinstance(config, StrategyAudit):
+        return flower.describe(config)
     if isinstance(config, ServerAudit):
         return (f"{MECHANISM_LABELS[config.mechanism]}: {config.steps} release(s), q = {config.q:g}, "
                 f"z = {config.z:.4g}, S = {config.S:g}, P = {config.P}, {config.sampling} sampling")
@@ -148,11 +156,14 @@ def _take_hype() -> None:
 def sidebar(slots: ErrorSlots) -> None:
     """Every control of the page, with an error slot under each (call inside ``st.sidebar``)."""
     st.header("What to audit")
-    st.radio("mechanism", MECHANISMS, key=_key("mechanism"), format_func=MECHANISM_LABELS.get,
-             help="The server round of private federated BO, or DP-HYPE's noisy vote sum. The audit runs the "
-                  "engine's own code for it, as the simulations call it.")
-    server = st.session_state[_key("mechanism")] == "fbo-server"
-    if server:
+    st.radio("mechanism", PAGE_MECHANISMS, key=_key("mechanism"), format_func=PAGE_LABELS.get,
+             help="The server round of private federated BO, DP-HYPE's noisy vote sum, or a built-in Flower "
+                  "strategy. The audit runs that code itself, as the simulations (or Flower) call it.")
+    mechanism = st.session_state[_key("mechanism")]
+    server = mechanism == "fbo-server"
+    if mechanism == flower.MECHANISM:
+        flower.knobs(slots, _key)
+    elif server:
         st.button("Use the Federated BO settings", key="audit_take_fbo", on_click=_take_fbo,
                   icon=":material/input:", help="The server of the Federated BO page's private line (its last run, "
                   "else its controls): q, z (calibrated if it calibrates), S, P, releases, δ, accountant.")
@@ -165,7 +176,7 @@ def sidebar(slots: ErrorSlots) -> None:
 
     if server:
         _server_knobs(slots)
-    else:
+    elif mechanism != flower.MECHANISM:
         _vote_knobs(slots)
 
     st.subheader("The game")

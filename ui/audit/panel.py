@@ -16,6 +16,7 @@ from __future__ import annotations
 import streamlit as st
 
 from engine.audit import AuditResult, ServerAudit, VoteAudit, audit_cost, run_audit
+from engine.flower.audit_config import StrategyAudit
 from engine.limits import format_seconds
 from engine.validation import ConfigError
 from ui.audit.controls import describe, link_params
@@ -67,6 +68,10 @@ def audit_line(config) -> LiveLine:
     """The one line of an audit for :func:`ui.kit.run_loop.run_live`: the engine's audit in the background,
     stoppable between chunks of trials, cached per configuration up to :data:`EMBEDDED_TRIALS` trials."""
     def work(progress, cancel):
+        if isinstance(config, StrategyAudit):    # a built-in Flower strategy (imports Flower on use)
+            from engine.flower.audit import audit_strategy
+
+            return audit_strategy(config, progress=progress, cancel=cancel)
         # A cached audit keeps its scores (16 bytes a trial) for every session: only small ones are worth it.
         if config.trials <= EMBEDDED_TRIALS:
             return cached_audit(config, progress, cancel)

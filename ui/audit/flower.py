@@ -1,0 +1,70 @@
+"""The Privacy audit page's third target: a built-in Flower strategy's own ``aggregate_train``.
+
+A visitor chooses one of the engine's three built-in strategies by name
+(:data:`engine.flower.audit_config.BUILTINS`; never a module path) and sets
+q, z, the releases and the game's shared knobs. The audit is priced by
+:func:`engine.limits.strategy_audit_cost` and runs as the other audits do.
+Nothing here imports Flower: without it the choice says so and Run is off.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from engine.flower.audit_config import BUILTIN_LABELS, BUILTINS, StrategyAudit, flower_installed, game_agents
+from engine.limits import strategy_audit_cost
+from engine.validation import ConfigError
+from ui.kit.errors import ErrorSlots
+from ui.kit.run_loop import Priced, checked
+
+MECHANISM = "flower"
+LABEL = "A Flower strategy's aggregate_train (three built-ins)"
+DEFAULT_STRATEGY = "dp-fts-de"
+NOT_INSTALLED = ("Flower is not installed on this server (pip install -r requirements-dev.txt), so its strategies "
+                 "cannot be audited here; the other two mechanisms work without it.")
+CLAIMS = {"flower-dp-fixed": "Flower's own RDP accountant (no amplification)",
+          "dp-fts-de": "the run plan's accountant (below)",
+          "broken-clip-after-mean": "the same claim as Flower's wrapper"}
+
+
+def config_of(values: dict, key) -> tuple[StrategyAudit, Priced]:
+    """The audit of the chosen built-in strategy and its price; raises ConfigError naming the field."""
+    if not flower_installed():
+        raise ConfigError(NOT_INSTALLED, "strategy")
+    strategy = values["strategy"]
+    if strategy not in BUILTINS:          # the URL's Param already refuses it; a last guard, never a module path
+        raise ConfigError(f"Choose one of the built-in strategies: {', '.join(BUILTINS)}.", "strategy")
+    accountant = values["accountant"] if values["accountant"] in ("ma", "rdp", "pld") else "rdp"
+    config = StrategyAudit(strategy=strategy, q=values["q"], z=values["z"], S=values["S"], steps=values["steps"],
+                           agents=game_agents(strategy, values["q"]) if 0 < values["q"] <= 1 else 16,
+                           features=2, trials=values["trials"], delta=values["delta"], seed=values["seed"],
+                           accountant=accountant)
+    cost = strategy_audit_cost(config.trials, config.steps, config.agents, config.features)
+    return config, checked(cost, what="This audit")
+
+
+def describe(config: StrategyAudit) -> str:
+    return (f"Flower: {BUILTIN_LABELS[config.strategy]}: {config.steps} release(s), q = {config.q:g}, "
+            f"z = {config.z:.4g}, S = {config.S:g}, {config.agents} agents")
+
+
+def knobs(slots: ErrorSlots, key) -> None:
+    """The strategy and its knobs (call inside ``st.sidebar``)."""
+    st.subheader("Flower strategy")
+    st.selectbox("strategy", BUILTINS, key=key("strategy"), format_func=BUILTIN_LABELS.get,
+                 help="One of the engine's three built-in Flower strategies; the audit calls its own "
+                      "aggregate_train with Flower Messages. The broken one is the negative control: it must be "
+                      "caught.")
+    if flower_installed():    # otherwise the error slot below says so (config_of raises NOT_INSTALLED)
+        st.caption(f"Claim: {CLAIMS[st.session_state[key('strategy')]]}.")
+    slots.under("strategy")
+    c1, c2 = st.columns(2)
+    c1.number_input("q (sampling)", key=key("q"), step=0.05, format="%.3f",
+                    help="DP-FTS-DE: probability that a reply is used (Poisson, inside aggregate_train). Flower's "
+                         "wrapper: round(q N) clients reply; its claim ignores q.")
+    c2.number_input("z (noise)", key=key("z"), step=0.1, format="%.3f", help="Noise multiplier of the claim.")
+    slots.under("q", "z")
+    c1, c2 = st.columns(2)
+    c1.number_input("S (clipping)", key=key("S"), step=1.0, format="%.2f", help="Each reply is clipped to S.")
+    c2.number_input("releases T", key=key("steps"), step=1, help="Calls of aggregate_train composed in one game.")
+    slots.under("S", "steps")
