@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
+from engine.cancel import Cancelled
 from engine.hosting import dask_scheduler
 from engine.objectives import dataset_label
 from engine.objectives.registry import data_status
@@ -139,7 +140,12 @@ def show_results(result: dict) -> None:
     if table is None or not len(table):
         st.info("The sweep produced no rows.")
         return
-    analysis = table_analysis(result)       # once per table, not on every rerun
+    try:
+        analysis = table_analysis(result)   # once per table, not on every rerun; an upload's behind the wall
+    except (ConfigError, Cancelled) as err:
+        st.session_state.pop(controls.RESULT_KEY, None)     # the same file is not read again on a rerun
+        st.error(str(err), icon=":material/error:")
+        return
     summary, varied, lower = analysis.summary, analysis.varied, analysis.lower
     ok = table[table["error"].isna()] if "error" in table else table
     metric = str(ok["metric"].iloc[0]) if "metric" in ok and len(ok) else "utility"
