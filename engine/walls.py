@@ -39,7 +39,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Iterator, Mapping
 
 from engine.cancel import CancelToken
-from engine.hosting import TRUE, dask_scheduler, is_hosted
+from engine.hosting import HEAVY_NICENESS, TRUE, dask_scheduler, is_hosted, lower_priority
 from engine.limits import HostLimits
 
 try:
@@ -51,7 +51,7 @@ WORKERS_ENV = "DPBO_RUN_WORKERS"
 MEMORY_MARGIN_MB = 384.0    # above the host's limit: the interpreter's threads and malloc arenas in the worker
 CPU_MARGIN_SECONDS = 5.0
 POLL_SECONDS = 0.1          # longest wait for a message between two looks at the caller's token
-WORKER_NICENESS = 10        # workers yield the CPU to the server's pages and health checks (see docs/hosting.md)
+WORKER_NICENESS = HEAVY_NICENESS     # workers yield the CPU to the server's pages and health checks
 PRELOAD = ["engine.fbo", "engine.sweep", "engine.audit", "engine.hype", "engine.pogpucb", "engine.privacy"]
 PR_SET_PDEATHSIG = 1
 MEMORY, TIME = "memory", "time"
@@ -171,8 +171,7 @@ def _apply(wall: Wall) -> None:
     """In the worker: the OS's limits, a lower priority, and death with the process that started it."""
     with contextlib.suppress(OSError, AttributeError):
         ctypes.CDLL("libc.so.6", use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
-    with contextlib.suppress(OSError, AttributeError):
-        os.setpriority(os.PRIO_PROCESS, 0, WORKER_NICENESS)
+    lower_priority(WORKER_NICENESS)
     if resource is None:
         return
     if wall.memory_mb is not None:
