@@ -120,3 +120,23 @@ def test_an_uploaded_tables_settings_reach_the_pages_charts_escaped(tmp_path, mo
     assert charts, "the uploaded table drew no chart"
     for chart in charts:
         _assert_escaped(chart.proto.spec)
+
+
+NAME_RAW = re.compile(r"(?<!\\)<img|in(?<!\\)\]\(https|(?<!\\)\*\*b")   # the name's link, image or emphasis
+
+
+def test_an_uploaded_files_name_is_shown_literally(tmp_path, monkeypatch):
+    monkeypatch.setenv("DPBO_CACHE_DIR", str(tmp_path / "cache"))
+    name = "[Sign in](https:evil.example) <img src=x> **b**.csv"
+    at = AppTest.from_file(str(ROOT / "pages" / "6_Tradeoff_explorer.py"), default_timeout=120)
+    at.run()
+    at.file_uploader(key="sw_upload").upload(name, _html_table().to_csv(index=False).encode(), "text/csv").run()
+    assert not at.exception, at.exception
+    texts = rendered(at)
+    assert any("Sign in" in text for text in texts)                        # the table's name, as the visitor wrote it
+    leaks = [text for text in texts if NAME_RAW.search(text)]
+    assert not leaks, leaks
+    at.file_uploader(key="sw_upload").upload(name, b"not,a\nsweep,table\n", "text/csv").run()
+    assert not at.exception, at.exception
+    leaks = [text for text in rendered(at) if NAME_RAW.search(text)]
+    assert not leaks, leaks
