@@ -17,7 +17,9 @@ the host's limits, live in :mod:`engine.limits`; the cache size in
 
 from __future__ import annotations
 
+import contextlib
 import os
+import threading
 from typing import Mapping
 
 HOSTED_ENV = "DPBO_HOSTED"
@@ -41,3 +43,22 @@ def dask_scheduler(environ: Mapping[str, str] | None = None) -> str | None:
 def where(path, fallback: str) -> str:
     """A folder or file for a sentence: the path itself locally, ``fallback`` when hosted (no server paths)."""
     return fallback if is_hosted() else str(path)
+
+
+# Heavy work (walled workers, a sweep's workers, a data set's table build) runs at this niceness or lower, so the
+# server's own threads (pages, health checks) get the CPU first; see docs/hosting.md for what it measured.
+HEAVY_NICENESS = 10
+
+
+def lower_priority(niceness: int = HEAVY_NICENESS) -> None:
+    """The calling thread yields the CPU to the server's pages: its niceness becomes at least ``niceness``.
+
+    On Linux niceness belongs to a thread, and the threads and processes it starts later inherit it: heavy
+    work that runs in a thread of the server (a data set's table build) calls this in that thread, a walled
+    worker at its start.
+    """
+    if not hasattr(os, "setpriority"):
+        return
+    with contextlib.suppress(OSError):
+        me = threading.get_native_id()
+        os.setpriority(os.PRIO_PROCESS, me, max(niceness, os.getpriority(os.PRIO_PROCESS, me)))

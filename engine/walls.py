@@ -39,7 +39,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Iterator, Mapping
 
 from engine.cancel import CancelToken
-from engine.hosting import TRUE, dask_scheduler, is_hosted
+from engine.hosting import HEAVY_NICENESS, TRUE, dask_scheduler, is_hosted, lower_priority
 from engine.limits import HostLimits
 
 try:
@@ -51,11 +51,15 @@ WORKERS_ENV = "DPBO_RUN_WORKERS"
 MEMORY_MARGIN_MB = 384.0    # above the host's limit: the interpreter's threads and malloc arenas in the worker
 CPU_MARGIN_SECONDS = 5.0
 POLL_SECONDS = 0.1          # longest wait for a message between two looks at the caller's token
-WORKER_NICENESS = 5         # workers yield the CPU to the server's pages and health checks
+WORKER_NICENESS = HEAVY_NICENESS     # workers yield the CPU to the server's pages and health checks
 PRELOAD = ["engine.fbo", "engine.sweep", "engine.audit", "engine.hype", "engine.pogpucb", "engine.privacy"]
 PR_SET_PDEATHSIG = 1
 MEMORY, TIME = "memory", "time"
 PROCESS_NAME = "dpbo-walled-run"
+# The host's limits as the server sees them now travel with each run: the forkserver's environment is the one
+# it started with, and a worker's own checks (a sweep's cells, an upload's price) must apply the server's.
+LIMIT_VARIABLES = ("DPBO_HOSTED", "DPBO_MAX_SECONDS", "DPBO_MAX_MEMORY_MB", "DPBO_MAX_WORKERS", "DPBO_MAX_RUNS",
+                   "DPBO_MAX_UPLOAD_ROWS")
 
 
 @dataclass(frozen=True)
@@ -167,8 +171,7 @@ def _apply(wall: Wall) -> None:
     """In the worker: the OS's limits, a lower priority, and death with the process that started it."""
     with contextlib.suppress(OSError, AttributeError):
         ctypes.CDLL("libc.so.6", use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
-    with contextlib.suppress(OSError, AttributeError):
-        os.setpriority(os.PRIO_PROCESS, 0, WORKER_NICENESS)
+    lower_priority(WORKER_NICENESS)
     if resource is None:
         return
     if wall.memory_mb is not None:
@@ -180,8 +183,22 @@ def _apply(wall: Wall) -> None:
         resource.setrlimit(resource.RLIMIT_CPU, (soft, soft + 2))
 
 
-def _worker(payload: bytes, conn, wall: Wall) -> None:
+def _limits_of(environ: Mapping[str, str] | None) -> dict[str, str | None]:
+    environ = os.environ if environ is None else environ
+    return {name: environ.get(name) for name in LIMIT_VARIABLES}
+
+
+def _use_limits(limits: Mapping[str, str | None]) -> None:
+    for name, value in limits.items():
+        if value is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = value
+
+
+def _worker(payload: bytes, conn, wall: Wall, limits: Mapping[str, str | None] | None = None) -> None:
     _apply(wall)
+    _use_limits(limits or {})
     try:
         import cloudpickle
 
@@ -205,10 +222,11 @@ def _end(proc) -> None:
         proc.close()
 
 
-def _run_local(payload: bytes, wall: Wall, stopped: Callable[[], bool]) -> Iterator[tuple]:
+def _run_local(payload: bytes, wall: Wall, stopped: Callable[[], bool],
+               limits: Mapping[str, str | None] | None = None) -> Iterator[tuple]:
     ctx = _context()
     receive, send = ctx.Pipe(duplex=False)
-    proc = ctx.Process(target=_worker, args=(payload, send, wall), name=PROCESS_NAME)
+    proc = ctx.Process(target=_worker, args=(payload, send, wall, limits), name=PROCESS_NAME)
     proc.start()
     send.close()
     try:
@@ -247,7 +265,7 @@ def _client(address: str):
         return _CLIENT
 
 
-def _dask_task(payload: bytes, wall: Wall, name: str) -> str:
+def _dask_task(payload: bytes, wall: Wall, name: str, limits: Mapping[str, str | None] | None = None) -> str:
     """On a Dask worker: the walled run, its messages forwarded through the queue ``name``."""
     import pickle
 
@@ -255,7 +273,7 @@ def _dask_task(payload: bytes, wall: Wall, name: str) -> str:
 
     out, stop = Queue(name), Event(name + "-stop")
     try:
-        for message in _run_local(payload, wall, stop.is_set):
+        for message in _run_local(payload, wall, stop.is_set, limits):
             out.put(pickle.dumps(message))          # bytes travel through the scheduler as they are
     except WallHit as hit:
         out.put(pickle.dumps(("wall", hit.kind)))
@@ -263,7 +281,8 @@ def _dask_task(payload: bytes, wall: Wall, name: str) -> str:
     return "ok"
 
 
-def _run_dask(address: str, payload: bytes, wall: Wall, stopped: Callable[[], bool]) -> Iterator[tuple]:
+def _run_dask(address: str, payload: bytes, wall: Wall, stopped: Callable[[], bool],
+              limits: Mapping[str, str | None] | None = None) -> Iterator[tuple]:
     import pickle
 
     from distributed import Event, Queue
@@ -271,7 +290,7 @@ def _run_dask(address: str, payload: bytes, wall: Wall, stopped: Callable[[], bo
     client = _client(address)
     name = f"dpbo-run-{uuid.uuid4().hex}"
     out, stop = Queue(name, client=client), Event(name + "-stop", client=client)
-    future = client.submit(_dask_task, payload, wall, name, pure=False, key=name)
+    future = client.submit(_dask_task, payload, wall, name, limits, pure=False, key=name)
     try:
         while not stopped():
             try:
@@ -307,8 +326,9 @@ def run_walled(work: Callable[[Callable[[Any], None]], None], token: CancelToken
     wall = Wall.from_limits() if wall is None else wall
     payload = cloudpickle.dumps(work)
     address = dask_scheduler(environ)
-    stream = _run_dask(address, payload, wall, lambda: token.cancelled) if address else \
-        _run_local(payload, wall, lambda: token.cancelled)
+    limits = _limits_of(environ)
+    stream = _run_dask(address, payload, wall, lambda: token.cancelled, limits) if address else \
+        _run_local(payload, wall, lambda: token.cancelled, limits)
     with contextlib.closing(stream):
         yield from stream
     token.check()

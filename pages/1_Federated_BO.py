@@ -17,6 +17,7 @@ from engine.objectives import DatasetUnavailable, dataset_label
 from engine.objectives.registry import data_status
 from engine.privacy import ACCOUNTANT_LABELS
 from engine.validation import ConfigError
+from engine.walls import use_workers
 from ui.fbo import controls
 from ui.kit.cached import cached_lines_cost, cached_objective, cached_plan
 from ui.kit.charts import show
@@ -82,8 +83,9 @@ if config_error is None:
             st.dataframe(readable(preview), hide_index=True)
     first = variants[0][1]
     data = data_status(first.dataset)   # before Run: a missing file turns Run off
-    if first.dataset == "synthetic":
+    if first.dataset == "synthetic" and not use_workers():
         # Cheap (a GP draw on 1000 points) and shared: build it now so pressing Run starts computing at once.
+        # (Not when runs compute in walled workers: the worker builds its own, and the server stays small.)
         cached_objective(first.dataset, first.agents, first.alpha, first.objective_seed, first.domain)
 unavailable = data is not None and not data.available
 

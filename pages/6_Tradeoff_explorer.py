@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
+from engine.cancel import Cancelled
 from engine.hosting import dask_scheduler
 from engine.objectives import dataset_label
 from engine.objectives.registry import data_status
@@ -121,7 +122,7 @@ with upload_tab:
             table = compute(read_upload, io.BytesIO(data), upload.name, max_bytes=int(limit_mb * 2**20),
                             walled="upload")
         except ConfigError as err:
-            st.error(str(err), icon=":material/error:")
+            st.error(plain(str(err)), icon=":material/error:")
         else:
             st.session_state["sw_upload_id"] = upload.file_id
             failures = table.loc[table["error"].notna(), ["setting", "error"]].drop_duplicates() \
@@ -136,7 +137,7 @@ with upload_tab:
 def show_results(result: dict) -> None:
     table = result["table"]
     st.divider()
-    st.subheader(result["label"])
+    st.subheader(plain(result["label"]))
     if table is None or not len(table):
         st.info("The sweep produced no rows.")
         return
@@ -146,7 +147,12 @@ def show_results(result: dict) -> None:
         if len(choices) > 1 else "utility"
     chosen = chosen if chosen in choices else "utility"
     table = with_metric(table, chosen)
-    analysis = table_analysis(result, chosen)       # once per table and metric, not on every rerun
+    try:
+        analysis = table_analysis(result, chosen)   # once per table and metric; an upload's behind the wall
+    except (ConfigError, Cancelled) as err:
+        st.session_state.pop(controls.RESULT_KEY, None)     # the same file is not read again on a rerun
+        st.error(plain(str(err)), icon=":material/error:")
+        return
     summary, varied, lower = analysis.summary, analysis.varied, analysis.lower
     ok = table[table["error"].isna()] if "error" in table else table
     metric = str(ok["metric"].iloc[0]) if "metric" in ok and len(ok) else "utility"
@@ -209,7 +215,7 @@ def show_results(result: dict) -> None:
     route, query = controls.setting_link(tool, setting_params(table, row["role"], row["setting"]), refs)
     if route is not None:
         with c2:
-            page_link(route, f"Open {row['setting']} on the {route.title} page", icon=":material/open_in_new:",
+            page_link(route, plain(f"Open {row['setting']} on the {route.title} page"), icon=":material/open_in_new:",
                       query_params=query)
 
     if len(varied) == 2 and is_full_grid(summary[~summary["reference"]], varied):

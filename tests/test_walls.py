@@ -12,7 +12,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from engine.cancel import Cancelled, CancelToken
-from engine.walls import MEMORY, TIME, Wall, WallHit, run_walled, use_workers
+from engine.walls import MEMORY, TIME, WORKER_NICENESS, Wall, WallHit, run_walled, use_workers
 
 BIG = 3 * 1024 ** 3     # bytes a run asks for: far above the small walls of these tests
 
@@ -55,6 +55,19 @@ def test_records_stream_from_a_worker_process():
     got = list(run_walled(records, CancelToken(), Wall(200, 30)))
     assert [m[:2] for m in got] == [("record", 0), ("record", 1), ("record", 2)]
     assert got[0][2] != os.getpid()                    # computed in another process
+
+
+def niceness(send):
+    send(("niceness", os.getpriority(os.PRIO_PROCESS, 0), os.getpid()))
+
+
+@pytest.mark.skipif(not hasattr(os, "getpriority"), reason="no process priorities on this platform")
+def test_a_walled_worker_runs_at_a_lower_priority_than_the_server():
+    server = os.getpriority(os.PRIO_PROCESS, 0)
+    (kind, worker, pid), = run_walled(niceness, CancelToken(), Wall(200, 30))
+    assert pid != os.getpid() and WORKER_NICENESS >= 10
+    assert worker == max(WORKER_NICENESS, server)           # the server's own threads get the CPU first
+    assert worker > server or server >= 19
 
 
 def test_the_memory_wall_ends_the_run_alone_and_the_server_stays_small():

@@ -33,6 +33,7 @@ from typing import Any, Callable, Iterator
 import numpy as np
 
 from engine.cancel import checkpoint
+from engine.hosting import lower_priority
 from engine.objectives.store import grid_size, load_row, load_table, save_row, save_table, table_path
 from engine.objectives.tasks import Task, grid_candidates
 from engine.validation import check_int
@@ -155,6 +156,7 @@ class BuildRegistry:
             return build, True
 
     def _execute(self, build: Build, work: Callable[[Progress], Any]) -> None:
+        lower_priority()        # this build thread and its worker processes yield the CPU to the pages
         try:
             result = work(build.report)
         except BaseException as err:  # noqa: BLE001 - handed to every waiter, who re-raises it

@@ -13,10 +13,11 @@ from typing import Any, Callable
 
 import streamlit as st
 
-from engine.cancel import CancelToken, cancellable
+from engine.cancel import TIME_LIMIT, Cancelled, CancelToken, cancellable
 from engine.limits import HostLimits
-from engine.walls import use_workers
-from ui.kit.run_worker import call_walled
+from engine.validation import ConfigError
+from engine.walls import TIME, use_workers
+from ui.kit.run_worker import call_walled, wall_sentence
 
 POLL_SECONDS = 0.1        # the script thread sends something to the browser at least this often while it waits
 
@@ -60,6 +61,8 @@ def compute(fn: Callable[..., Any], *args, slot=None, walled: str | None = None,
         token.cancel()
     if ok:
         return value
+    if in_worker and isinstance(value, Cancelled) and value.reason == TIME_LIMIT:
+        raise ConfigError(wall_sentence(TIME, walled), walled) from None    # the time wall, naming the knob
     raise value
 
 

@@ -9,6 +9,7 @@ No streamlit import: figure modules and tests use it without a browser.
 
 from __future__ import annotations
 
+import html
 from dataclasses import dataclass
 from typing import Sequence
 
@@ -24,6 +25,17 @@ UNSELECTED_COLOR = "#d0d4da"
 CLIPPED_COLOR = "#d62728"
 
 LEGEND_ROW_PX = 22
+
+
+def chart_text(value) -> str:
+    """Visitor text (a sweep setting, a column or value of an uploaded table) as a Plotly chart text.
+
+    Plotly renders a subset of HTML in every text of a figure (titles, axis titles and ticks, legend names,
+    point labels, hover text, annotations): ``<a href>``, ``<b>``, ``<br>``, ``<span style>``, ``<img>`` is
+    dropped. '&', '<' and '>' are escaped as entities, which Plotly shows as the characters themselves, so
+    the text shows exactly as written and the figure's own markup around it still works.
+    """
+    return html.escape(str(value), quote=False)
 
 
 def rgba(color: str, alpha: float) -> str:

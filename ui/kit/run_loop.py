@@ -39,10 +39,8 @@ same stoppable way, without queueing: light work never waits for heavy runs.
 
 from __future__ import annotations
 
-import contextlib
 import copyreg
 import logging
-import os
 import queue
 import threading
 import time
@@ -54,6 +52,7 @@ import streamlit as st
 from streamlit.runtime.caching.cache_utils import CachedFunc
 
 from engine.cancel import TIME_LIMIT, Cancelled, CancelToken, cancellable
+from engine.hosting import HEAVY_NICENESS, lower_priority
 from engine.limits import Cost, HostLimits, check, format_seconds
 from engine.validation import ConfigError
 from engine.walls import use_workers, warm_up
@@ -85,7 +84,7 @@ copyreg.pickle(CachedFunc, _reduce_cached)
 if use_workers():
     warm_up(("ui.kit.cached",))   # the first heavy run does not wait for the workers' process to import
 QUEUE_POLL_SECONDS = 0.25
-WORKER_NICENESS = 5       # heavy threads yield the CPU to pages and health checks (Linux: per-thread nice)
+WORKER_NICENESS = HEAVY_NICENESS   # heavy threads yield the CPU to pages and health checks (Linux: per-thread)
 LOG = logging.getLogger("dpbo.live_run")
 
 
@@ -256,9 +255,7 @@ class _Channel:
 
 
 def _lower_priority() -> None:
-    if hasattr(os, "setpriority"):
-        with contextlib.suppress(OSError):
-            os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), WORKER_NICENESS)
+    lower_priority(WORKER_NICENESS)
 
 
 def _produce(lines, snapshot, progress, interleave, channel: _Channel, token: CancelToken, pool: RunPool,

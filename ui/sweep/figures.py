@@ -2,6 +2,11 @@
 
 Plain functions: a summary table in (``engine.sweep.summarise``), a Plotly
 figure out. No streamlit here, so tests can call them directly.
+
+Every text that comes from the table (setting labels, parameter names and
+values, the metric's name: an uploaded file or a link decides them) enters a
+figure through :func:`ui.kit.figure_style.chart_text`, escaped, since Plotly
+renders HTML in chart text.
 """
 
 from __future__ import annotations
@@ -11,6 +16,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from engine.sweep.analysis import grid, series
+from ui.kit.figure_style import chart_text as esc
 from ui.kit.tables import MISSING
 
 ALGORITHM_SHORT = {"ts": "TS", "fts": "FTS", "fts-de": "FTS-DE", "dp-fts": "DP-FTS", "dp-fts-de": "DP-FTS-DE"}
@@ -55,7 +61,7 @@ def privacy_axis_title(summary: pd.DataFrame) -> str:
 def _hover(points: pd.DataFrame, metric_label: str) -> list[str]:
     texts = []
     for _, row in points.iterrows():
-        text = (f"<b>{row['setting']}</b><br>{metric_label}: {row['utility']:.4g} ± {row['utility_se']:.2g}"
+        text = (f"<b>{esc(row['setting'])}</b><br>{esc(metric_label)}: {row['utility']:.4g} ± {row['utility_se']:.2g}"
                 f"<br>ε = {row['privacy_loss']:.3g}<br>{int(row['runs'])} runs")
         if row.get("failed", 0):
             text += f", {int(row['failed'])} failed"
@@ -101,9 +107,10 @@ def frontier_figure(summary: pd.DataFrame, varied: list[str], *, metric_label: s
             continue
         colour = SERIES_COLOURS[i % len(SERIES_COLOURS)]
         along = name.split()[1] if name.startswith("vary ") else (varied[0] if varied else None)
-        labels = [f"{along}={_fmt(v)}" for v in points[along]] if along in points else list(points["setting"])
+        labels = [esc(f"{along}={_fmt(v)}") for v in points[along]] if along in points else \
+            [esc(v) for v in points["setting"]]
         fig.add_trace(go.Scatter(
-            x=points["privacy_loss"], y=points["utility"], mode="lines+markers+text", name=name,
+            x=points["privacy_loss"], y=points["utility"], mode="lines+markers+text", name=esc(name),
             line=dict(color=colour, width=1.5, dash="dot"),
             marker=dict(size=11, color=colour, line=dict(color="white", width=1)),
             error_y=dict(type="data", array=points["utility_se"], visible=True, color=colour, thickness=1.2),
@@ -115,7 +122,7 @@ def frontier_figure(summary: pd.DataFrame, varied: list[str], *, metric_label: s
     references = summary[summary["reference"] & summary["utility"].notna()]
     for j, (_, row) in enumerate(references.iterrows()):
         colour = REFERENCE_COLOURS[j % len(REFERENCE_COLOURS)]
-        label = reference_label(row)
+        label = esc(reference_label(row))
         fig.add_hline(y=row["utility"], line=dict(color=colour, dash="dash", width=1.5))
         # Named in the right margin, clear of the points.
         fig.add_annotation(x=1.0, xref="paper", xanchor="left", y=row["utility"], yref="y", showarrow=False,
@@ -129,7 +136,7 @@ def frontier_figure(summary: pd.DataFrame, varied: list[str], *, metric_label: s
         legend=dict(orientation="h", yanchor="bottom", y=1.02, xanchor="left", x=0),
         margin=dict(l=70, r=110 if len(references) else 30, t=90 if title else 60, b=60))
     fig.update_xaxes(title=privacy_axis_title(summary), rangemode="tozero", zeroline=False)
-    fig.update_yaxes(title=metric_axis_title(metric_label, lower_is_better))
+    fig.update_yaxes(title=esc(metric_axis_title(metric_label, lower_is_better)))
     return fig
 
 
@@ -151,19 +158,20 @@ def heatmap_figure(summary: pd.DataFrame, x: str, y: str, *, metric_label: str =
     """Mean utility over two varied parameters, each cell annotated with its privacy loss."""
     values = grid(summary, x, y, "utility")
     eps = grid(summary, x, y, "privacy_loss").reindex(index=values.index, columns=values.columns)
-    xs = [_fmt(v) for v in values.columns]
-    ys = [_fmt(v) for v in values.index]
+    xs = [esc(_fmt(v)) for v in values.columns]
+    ys = [esc(_fmt(v)) for v in values.index]
+    x_text, y_text, metric_text = esc(x), esc(y), esc(metric_label)
     text = [[("" if not np.isfinite(u) else f"{u:.3g}") + ("" if not np.isfinite(e) else f"<br>ε={e:.3g}")
              for u, e in zip(urow, erow)] for urow, erow in zip(values.to_numpy(float), eps.to_numpy(float))]
     fig = go.Figure(go.Heatmap(
         z=values.to_numpy(float), x=xs, y=ys, text=text, texttemplate="%{text}", textfont=dict(size=13),
-        colorscale="Viridis", reversescale=lower_is_better, colorbar=dict(title=dict(text=metric_label, side="right")),
-        hovertemplate=f"{x}=%{{x}}<br>{y}=%{{y}}<br>{metric_label}: %{{z:.4g}}<extra></extra>",
+        colorscale="Viridis", reversescale=lower_is_better, colorbar=dict(title=dict(text=metric_text, side="right")),
+        hovertemplate=f"{x_text}=%{{x}}<br>{y_text}=%{{y}}<br>{metric_text}: %{{z:.4g}}<extra></extra>",
         xgap=2, ygap=2))
     fig.update_layout(template="plotly_white", height=420, margin=dict(l=70, r=30, t=40, b=60),
-                      title=f"{metric_axis_title(metric_label, lower_is_better)} over {x} and {y}")
-    fig.update_xaxes(title=x, type="category")
-    fig.update_yaxes(title=y, type="category")
+                      title=esc(f"{metric_axis_title(metric_label, lower_is_better)} over {x} and {y}"))
+    fig.update_xaxes(title=x_text, type="category")
+    fig.update_yaxes(title=y_text, type="category")
     return fig
 
 
