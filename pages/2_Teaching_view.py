@@ -10,7 +10,7 @@ import numpy as np
 import streamlit as st
 
 from engine.fbo.teaching import MAX_ROUND, noise_schedule, round_weights, server_round, teaching_config
-from engine.limits import check, fbo_cost
+from engine.limits import LIGHT_SECONDS, check, fbo_cost
 from engine.validation import ConfigError
 from ui.kit.charts import show
 from ui.kit.errors import ErrorSlots
@@ -22,7 +22,7 @@ from ui.fbo.teaching_figures import (
     weights_bar_figure,
 )
 from ui.fbo import teaching_controls as controls
-from ui.kit.compute import pooled
+from ui.kit.compute import compute, pooled
 from ui.kit.opening import open_page
 from ui.kit.presenter import presenter_toggle, presenter_wanted, slide_nav
 from ui.kit.routes import TEACHING
@@ -40,12 +40,15 @@ def cached_round(config):
     return server_round(config)
 
 
-def this_round(config):
-    """The round of ``config``: kept in the session for its reruns, else computed in the run pool."""
+def this_round(config, seconds: float):
+    """The round of ``config``: kept in the session for its reruns, else computed: at once when its price
+    (``seconds``) is light, like the accountant's light work, otherwise after waiting for a place in the run
+    pool, so a classroom's first view does not queue behind the host's heavy runs."""
     kept = st.session_state.get(PREFIX + "round")
     if kept is not None and kept[0] == config:
         return kept[1]
-    rnd = pooled(cached_round, config, walled="agents")
+    run = compute if seconds <= LIGHT_SECONDS else pooled
+    rnd = run(cached_round, config, walled="agents")
     st.session_state[PREFIX + "round"] = (config, rnd)
     return rnd
 
@@ -86,9 +89,9 @@ opening.note()
 
 try:
     config = teaching_config(**{name: values[name] for name in PARAMS if name != "present"})
-    check(fbo_cost(config, config.agents), what="This round")
+    price = check(fbo_cost(config, config.agents), what="This round")
     with st.spinner("Running a few iterations..."):
-        rnd = this_round(config)
+        rnd = this_round(config, price.seconds)
 except ConfigError as err:
     slots.show(err)
     st.stop()

@@ -1,5 +1,6 @@
-"""The teaching view's round and a long accounting take a place in the server's run pool (DPBO_MAX_RUNS),
-like every heavy run; a rerun of the same round computes nothing, and the shared cache of rounds is small."""
+"""The teaching view's round and a long accounting, priced above the light budget, take a place in the server's
+run pool (DPBO_MAX_RUNS) like every heavy run; light ones compute at once, so a first view never queues behind
+heavy runs. A rerun of the same round computes nothing, and the shared cache of rounds is small."""
 
 from __future__ import annotations
 
@@ -37,19 +38,31 @@ def test_pooled_work_waits_for_a_free_place_and_holds_it_while_it_computes():
     assert pool.running == 0 and pool.waiting == 0
 
 
-def _counting(monkeypatch):
+def _counting(monkeypatch, name: str = "pooled"):
     calls = []
-    pooled = compute_module.pooled
+    original = getattr(compute_module, name)
 
     def counted(fn, *args, **kwargs):
         calls.append(getattr(fn, "__name__", fn))
-        return pooled(fn, *args, **kwargs)
+        return original(fn, *args, **kwargs)
 
-    monkeypatch.setattr(compute_module, "pooled", counted)
+    monkeypatch.setattr(compute_module, name, counted)
     return calls
 
 
-def test_the_teaching_round_is_computed_in_the_pool_once_per_setting(monkeypatch):
+def test_a_light_teaching_round_is_computed_at_once_not_queued(monkeypatch):
+    pooled, direct = _counting(monkeypatch), _counting(monkeypatch, "compute")
+    at = AppTest.from_file(TEACH, default_timeout=120)
+    at.query_params["agents"] = "40"
+    at.run()
+    assert not at.exception, at.exception
+    assert pooled == [] and direct == ["cached_round"]
+
+
+def test_a_heavy_teaching_round_is_computed_in_the_pool_once_per_setting(monkeypatch):
+    import engine.limits
+
+    monkeypatch.setattr(engine.limits, "LIGHT_SECONDS", 0.0)
     calls = _counting(monkeypatch)
     at = AppTest.from_file(TEACH, default_timeout=120)
     at.query_params["agents"] = "40"
