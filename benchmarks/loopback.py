@@ -12,6 +12,7 @@ Nothing here listens or connects beyond 127.0.0.1, and every wait is bounded.
 from __future__ import annotations
 
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -51,7 +52,9 @@ def start_server(command: list[str], env: dict[str, str], log, cwd: Path = ROOT,
     options = {"--server.address": "127.0.0.1", "--server.port": str(port)}
     argv = [sys.executable, "-m"] + [part for part in command if part.split("=", 1)[0] not in options]
     argv += [f"{name}={value}" for name, value in options.items()]
-    proc = subprocess.Popen(argv, cwd=cwd, env=env, stdout=log, stderr=subprocess.STDOUT)
+    # A process group of its own (its id is the server's pid): stop_server ends every process the server
+    # started, also the walled workers a forkserver forks after the server was asked to stop.
+    proc = subprocess.Popen(argv, cwd=cwd, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
     url = f"http://127.0.0.1:{port}"
     deadline = time.time() + timeout
     while time.time() < deadline and proc.poll() is None:
@@ -82,6 +85,10 @@ def stop_server(proc: subprocess.Popen) -> None:
             child.kill()
         except psutil.Error:
             pass
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)     # the server's group (see start_server), by the server's pid
+    except (ProcessLookupError, PermissionError):
+        pass
 
 
 class FakeScheduler:
