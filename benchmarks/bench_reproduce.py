@@ -12,10 +12,16 @@ landmine and the synthetic parts, 10 for the stand-ins). The estimate of ``--par
 counts on 2 cores is the extrapolated CPU seconds of the shared call divided by 2 (the blocks of
 runs are independent, so two worker processes share them evenly); the target is 1200 s.
 
+``--blocks``: one block of runs (25 runs, the stored results' block size; 10 on the stand-ins) of a few
+typical settings of each part, timed in CPU seconds in this process; ``--save FILE.npz`` keeps their curves
+and ``--compare FILE.npz`` checks that they are the same numbers as a saved set (e.g. from a checkout of an
+earlier commit, run alternately with this one on the same machine to pair the timings).
+
 Usage::
 
     DPBO_DATA_DIR=../shared/datasets python -m benchmarks.bench_reproduce [--runs 100] [--jobs 2]
     DPBO_DATA_DIR=../shared/datasets python -m benchmarks.bench_reproduce --parts all --runs 5 --jobs 1
+    DPBO_DATA_DIR=../shared/datasets python -m benchmarks.bench_reproduce --blocks --save after.npz
 
 Prints a JSON summary (wall and CPU seconds, load averages and, for one part, the checkpoint table
 and the claim verdicts) and writes it to ``benchmarks/results/bench_reproduce.json`` (``--out``).
@@ -101,6 +107,46 @@ def _all_parts(parts, runs: int, jobs: int, together: bool) -> dict:
     return out
 
 
+# (part, setting, runs) of --blocks: the commonest kinds of line of every part, at the block size they run at.
+BLOCKS = (("landmine", "ts", 25), ("landmine", "fts-de", 25), ("landmine", "dp-fts-de q=0.35 z=1", 25),
+          ("synthetic", "ts", 25), ("synthetic", "dp-fts-de q=0.25", 25), ("heterogeneous", "fts-de a=0.7", 25),
+          ("landmine-renyi", "dp-fts-de q=0.35 z=1", 25), ("har-standin", "dp-fts-de q=0.35 z=1", 10),
+          ("emnist-standin", "fts-de", 10))
+
+
+def _blocks(save: str | None, compare: str | None) -> dict:
+    import numpy as np
+
+    from engine.reproduce.dp_fts_de import PART_SPECS
+
+    try:
+        from engine.reproduce.runs import run_config, setting_config
+    except ImportError:       # commits before engine.reproduce.runs (to pair with them)
+        from engine.reproduce.report import _run_block, setting_config
+
+        def run_config(config):
+            setting = type("S", (), {"overrides": {}})()
+            return _run_block(dict(config.to_dict()), setting, config.seed, config.runs)
+
+    out, curves = {"blocks": {}}, {}
+    for name, key, runs in BLOCKS:
+        part = PART_SPECS[name]
+        setting = next(s for s in part.settings if s.key == key)
+        config = setting_config(part.base, setting, 11, runs)
+        run_config(config.replace(runs=2, iterations=2))          # the objective loaded (not timed)
+        cpu = time.process_time()
+        curves[f"{name}|{key}"] = run_config(config)[0]
+        out["blocks"][f"{name}|{key}"] = round(time.process_time() - cpu, 2)
+        print(f"{name} {key} ({runs} runs): {out['blocks'][f'{name}|{key}']} s CPU", file=sys.stderr, flush=True)
+    out["total_cpu_seconds"] = round(sum(out["blocks"].values()), 2)
+    if save:
+        np.savez(save, **curves)
+    if compare:
+        saved = np.load(compare)
+        out["same_numbers"] = {key: bool(np.array_equal(saved[key], value)) for key, value in curves.items()}
+    return out
+
+
 def main(argv=None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=None, help="runs per setting (default 100; 5 with --parts all)")
@@ -109,6 +155,9 @@ def main(argv=None) -> dict:
                         help="with the landmine default: also run the synthetic part (0: skip)")
     parser.add_argument("--no-together", action="store_true", help="with several parts: skip the shared call")
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
+    parser.add_argument("--blocks", action="store_true", help="time one block of typical settings of every part")
+    parser.add_argument("--save", default=None, help="with --blocks: keep the curves in this .npz file")
+    parser.add_argument("--compare", default=None, help="with --blocks: check the curves against this .npz file")
     parser.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "bench_reproduce.json"))
     args = parser.parse_args(argv)
 
@@ -121,7 +170,9 @@ def main(argv=None) -> dict:
         if dataset in parts:
             build_objective(dataset)      # the stand-ins' tables (part names are their data sets)
     summary = {"cpu_count": os.cpu_count(), "jobs": args.jobs, "load_average_at_start": list(os.getloadavg())}
-    if parts == ("landmine",):
+    if args.blocks:
+        summary.update(_blocks(args.save, args.compare))
+    elif parts == ("landmine",):
         runs = args.runs or 100
         summary.update(runs=runs, target_seconds=TARGET_SECONDS, parts={})
         names = ["landmine"] + (["synthetic"] if args.synthetic_runs else [])
