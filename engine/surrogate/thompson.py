@@ -39,7 +39,7 @@ from engine.validation import check_choice, check_int, check_positive
 
 OWN_SAMPLERS = ("authors", "pathwise")
 NOISE_FLOOR = 1e-5          # bayesian_optimization_dp_fts_de.py:175: obs_noise = max(1e-5, fitted noise)
-CHUNK = 32                  # models whose candidate sums are computed together (they stay in cache)
+CHUNK = 16                  # models whose candidate sums are computed together (they stay in cache)
 SOLVE_CHUNK = 64            # models whose posterior weights are solved together (their arrays stay in cache)
 FIT_CHUNK = 512             # models whose hyperparameters are fitted together (bounds (B, n, n) temporaries)
 FIRST_FIT_STEPS = 4         # Fisher-scoring steps of the first fit (cheap: few observations)
