@@ -21,6 +21,7 @@ from engine.reproduce.papers import claim_lines, paper_cost, paper_parts, paper_
 from engine.reproduce.dp_fts_de import (CORE_PARTS, LANDMINE_RUNS, SYNTHETIC_PARTS, SYNTHETIC_RUNS, parse_parts,
                                        part_runs)
 from engine.reproduce.report import Setting, block_seeds, deciding_comparison, setting_config
+from engine.reproduce.runs import block_key
 from engine.validation import ConfigError, check_choice, check_int
 
 WHAT = "This reproduction"
@@ -138,7 +139,7 @@ def _request(args) -> tuple[dict[str, tuple[str, ...]], int | None]:
 
 def _fbo_cells(args, paper: str, parts) -> tuple[list[Cost], list[Cost]]:
     """One cost per block of runs of every setting of a federated BO paper, and each part's objective once."""
-    cells, shared = [], []
+    cells, shared, seen = [], [], set()
     nothing = Cost(0.0, 0.0, "runs")
     specs = fts.PART_SPECS if paper == "fts" else PART_SPECS
     for name in parts:
@@ -154,6 +155,10 @@ def _fbo_cells(args, paper: str, parts) -> tuple[list[Cost], list[Cost]]:
         for block_seed, size in block_seeds(args.seed, runs) * repeats:
             for setting in settings:
                 config = setting_config(part.base, setting, block_seed, size)
+                key = block_key(config)
+                if key in seen and paper == "dp-fts-de":    # a block two parts share is made once
+                    continue
+                seen.add(key)
                 cells.append(fbo_cost(config, resolve_agents(config), objective=nothing))
         shared.append(objective_cost(config.dataset, resolve_agents(config), alpha=config.alpha,
                                      domain=config.domain, table_ready=objective_ready(config)))

@@ -17,6 +17,7 @@ so that epsilon after T releases equals the budget.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from functools import lru_cache
 from typing import Sequence
 
 import numpy as np
@@ -125,7 +126,7 @@ def make_plan(config: FboConfig, objective: Objective | None = None) -> RunPlan:
         common = dict(sampling=config.sampling, n_agents=N)
         if config.calibrate_z:
             z = calibrate_z(config.budget, config.q, T, delta, config.accountant, **common)
-        curve = epsilon_curve(config.q, z, T, delta, config.accountant, **common)
+        curve = _epsilon_curve(config.q, z, T, delta, config.accountant, config.sampling, N).copy()
         if config.calibrate_z:
             # The curve may use a coarser grid (PLD); the end point is the calibrated one.
             curve[-1] = epsilon(config.q, z, T, delta, config.accountant, **common)
@@ -142,6 +143,14 @@ def make_plan(config: FboConfig, objective: Objective | None = None) -> RunPlan:
     return RunPlan(config=config, n_agents=N, n_subregions=config.n_subregions, delta=delta, z=z,
                    epsilon_curve=curve, releases=releases, budget_reached_at=budget_reached_at,
                    cost=plan_cost(config, objective))
+
+
+@lru_cache(maxsize=64)
+def _epsilon_curve(q: float, z: float, T: int, delta: float, accountant: str, sampling: str, N: int) -> np.ndarray:
+    """:func:`engine.privacy.epsilon_curve`, kept: the blocks of runs of one setting share their privacy curve."""
+    curve = epsilon_curve(q, z, T, delta, accountant, sampling=sampling, n_agents=N)
+    curve.setflags(write=False)
+    return curve
 
 
 def plan_cost(config: FboConfig, objective: Objective | None = None, *, objective_counted: bool = False) -> Cost:

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from engine.fbo.presets import FTS_REFERENCE, LANDMINE, SYNTHETIC
 from engine.reproduce.dp_fts_de_appendix import APPENDIX_PARTS
-from engine.reproduce.report import Claim, Part, PartResult, Progress, Setting, run_part
+from engine.reproduce.report import Claim, Part, PartResult, Setting, run_parts
 from engine.validation import check_choice, check_int
 
 CORE_PARTS = ("landmine", "synthetic")     # the default of the command line
@@ -128,7 +128,7 @@ def part_runs(name: str, runs: int | None = None, synthetic_runs: int | None = N
 
 
 def reproduce(parts=CORE_PARTS, *, runs: int | None = None, synthetic_runs: int | None = None,
-              seed: int = 0, jobs: int | None = None, progress: Progress | None = None) -> dict[str, PartResult]:
+              seed: int = 0, jobs: int | None = None, progress=None) -> dict[str, PartResult]:
     """Run the paper's protocol and judge its claims.
 
     Parameters
@@ -142,7 +142,8 @@ def reproduce(parts=CORE_PARTS, *, runs: int | None = None, synthetic_runs: int 
     jobs : int, optional
         Worker processes (default: all cores).
     progress : callable, optional
-        ``progress(part, done, total)`` in tasks (blocks of runs).
+        ``progress(part, done, total)`` in blocks of runs (the part's distinct blocks; a block two
+        parts share counts for both).
 
     Returns
     -------
@@ -156,9 +157,7 @@ def reproduce(parts=CORE_PARTS, *, runs: int | None = None, synthetic_runs: int 
         check_int("runs", runs, 2, 10_000)
     if synthetic_runs is not None:
         check_int("synthetic runs", synthetic_runs, 2, 10_000)
-    out = {}
-    for part in parts:
-        report = (lambda done, total, part=part: progress(part, done, total)) if progress else None
-        out[part] = run_part(PART_SPECS[part], runs=part_runs(part, runs, synthetic_runs), seed=seed,
-                             jobs=jobs, progress=report)
-    return out
+    # One set of workers for every part; a block of runs two parts share (e.g. TS on landmine for Fig. 3a and
+    # Fig. 11) runs once.
+    requests = [(PART_SPECS[part], part_runs(part, runs, synthetic_runs)) for part in dict.fromkeys(parts)]
+    return run_parts(requests, seed=seed, jobs=jobs, progress=progress)

@@ -20,23 +20,20 @@ Everything is plain data (``to_json``), so the CLI prints it and a page can draw
 
 from __future__ import annotations
 
-import itertools
-import os
 import re
 import time
 from dataclasses import dataclass, field
-from functools import lru_cache
 from typing import Callable, Mapping, Sequence
 
 import numpy as np
 
-from engine.cancel import checkpoint
 from engine.fbo.records import standard_error
+from engine.reproduce.runs import (RUNS_PER_BLOCK, block_key, block_progress, block_seeds, outcome, run_blocks,
+                                   setting_config)
 from engine.reproduce.sizes import size_verdict
 from engine.validation import check_int
 
 Z_THRESHOLD = 2.0          # about a 2.3 % one-sided error rate per claim under the normal approximation
-RUNS_PER_BLOCK = 25        # runs simulated together in one task (memory, progress and load balance)
 
 Progress = Callable[[int, int], None]
 
@@ -228,76 +225,11 @@ def judge(claims: Sequence[Claim], results: dict[str, SettingResult], base: dict
 
 # ---------------------------------------------------------------------- running settings
 
-@lru_cache(maxsize=2)
-def _objective(dataset: str, split, env_data_dir, env_cache_dir):
-    # The environment is part of the key: it alone decides where data and tables come from.
-    from engine.objectives import build_objective
-
-    return build_objective(dataset, split=split)
-
-
-def setting_config(base: dict, setting: Setting, seed: int, runs: int):
-    """The :class:`engine.fbo.FboConfig` of ``runs`` runs of ``setting`` seeded with ``seed`` (one block)."""
-    from engine.fbo import FboConfig
-
-    return FboConfig(**{**base, **setting.overrides, "runs": runs, "seed": seed})
-
-
-def _outcome(result) -> tuple:
-    """(per-run curves (runs, T + 1), epsilon after T, delta, engine seconds, percent clipped) of an FboResult."""
-    epsilon = result.epsilon[-1] if result.epsilon else None
-    fractions = [f for f in result.clipped_fraction if f is not None]
-    clipped = 100.0 * float(np.mean(fractions)) if fractions and result.config.is_private else None
-    return (result.run_curves, epsilon, result.delta if result.config.is_private else None, result.wall_seconds,
-            clipped)
-
-
-def _run_block(base: dict, setting: Setting, seed: int, runs: int):
-    """Run ``runs`` runs of one setting; returns (per-run curves (runs, T + 1), epsilon, delta, seconds,
-    percent clipped)."""
-    from engine.fbo import run_fbo
-
-    config = setting_config(base, setting, seed, runs)
-    objective = _objective(config.dataset, config.split, os.environ.get("DPBO_DATA_DIR"),
-                           os.environ.get("DPBO_CACHE_DIR")) if config.dataset != "synthetic" else None
-    return _outcome(run_fbo(config, objective))
-
-
-def block_seeds(seed: int, runs: int) -> list[tuple[int, int]]:
-    """(engine seed, runs) of every block of ``RUNS_PER_BLOCK`` runs; the same for every setting."""
-    from engine.sweep.spec import derive_seed
-
-    blocks, b = [], 0
-    while runs > 0:
-        size = min(RUNS_PER_BLOCK, runs)
-        blocks.append((derive_seed(seed, b), size))
-        runs -= size
-        b += 1
-    return blocks
-
-
-def run_settings(base: dict, settings: Sequence[Setting], *, runs: int, seed: int = 0, jobs: int | None = None,
-                 progress: Progress | None = None) -> dict[str, SettingResult]:
-    """Every setting over ``runs`` runs (in blocks with shared seeds), ``jobs`` worker processes."""
-    blocks = block_seeds(seed, runs)
-    tasks = [(s, b, block_seed, size) for s in settings for b, (block_seed, size) in enumerate(blocks)]
-    jobs = max(1, min(jobs or os.cpu_count() or 1, len(tasks)))
-    done = 0
-    if progress:
-        progress(0, len(tasks))
-    if jobs == 1:
-        outputs = ((i, _run_block(base, s, block_seed, size)) for i, (s, b, block_seed, size) in enumerate(tasks))
-    else:
-        outputs = _in_processes(base, tasks, jobs)
-    collected = {}
-    for i, output in outputs:
-        collected[i] = output
-        done += 1
-        if progress:
-            progress(done, len(tasks))
+def _setting_results(settings: Sequence[Setting], keys: Mapping[str, list], outcomes: Mapping) -> dict:
+    """{setting key: SettingResult} from the outcomes of each setting's blocks (``keys[setting.key]``, in order)."""
     results = {}
     for s in settings:
-        parts = [collected[i] for i, task in enumerate(tasks) if task[0] is s]
+        parts = [outcomes[key] for key in keys[s.key]]
         clips = [p[4] for p in parts if p[4] is not None]
         results[s.key] = SettingResult(s, np.concatenate([p[0] for p in parts]), parts[0][1], parts[0][2],
                                        float(sum(p[3] for p in parts)),
@@ -306,38 +238,31 @@ def run_settings(base: dict, settings: Sequence[Setting], *, runs: int, seed: in
     return results
 
 
-def _indexed(i, base, setting, seed, runs):
-    return i, _run_block(base, setting, seed, runs)
+def _block_keys(base: dict, settings: Sequence[Setting], runs: int, seed: int) -> tuple[dict, list]:
+    """({setting key: its blocks' keys}, every block's FboConfig) for ``runs`` runs of every setting."""
+    keys, configs = {}, []
+    for s in settings:
+        keys[s.key] = []
+        for block_seed, size in block_seeds(seed, runs):
+            config = setting_config(base, s, block_seed, size)
+            keys[s.key].append(block_key(config))
+            configs.append(config)
+    return keys, configs
 
 
-POLL_SECONDS = 0.2      # longest wait for a block between two cancel checkpoints
+def run_settings(base: dict, settings: Sequence[Setting], *, runs: int, seed: int = 0, jobs: int | None = None,
+                 progress: Progress | None = None, cache: dict | None = None) -> dict[str, SettingResult]:
+    """Every setting over ``runs`` runs (in blocks with shared seeds), ``jobs`` worker processes.
 
-
-def _in_processes(base: dict, tasks: list, jobs: int):
-    """``(index, output)`` of every block as worker processes finish them; a cancel checkpoint every
-    :data:`POLL_SECONDS`, and the workers are killed when the stream closes (finished, stopped or failed).
-    At most ``jobs`` blocks are handed out at a time, so stopping leaves none queued."""
-    from concurrent.futures import FIRST_COMPLETED, wait
-
-    from joblib.externals.loky import ProcessPoolExecutor
-
-    todo = iter(enumerate(tasks))
-    executor = ProcessPoolExecutor(max_workers=jobs)
-
-    def submit(count: int) -> set:
-        return {executor.submit(_indexed, i, base, s, block_seed, size)
-                for i, (s, b, block_seed, size) in itertools.islice(todo, count)}
-
-    pending = submit(jobs)
-    try:
-        while pending:
-            checkpoint()
-            done, pending = wait(pending, timeout=POLL_SECONDS, return_when=FIRST_COMPLETED)
-            pending |= submit(len(done))
-            for future in done:
-                yield future.result()
-    finally:
-        executor.shutdown(wait=True, kill_workers=True)
+    Settings whose blocks are the same runs (:func:`engine.reproduce.runs.block_key`) share them, and
+    blocks already in ``cache`` (outcomes by key, filled as blocks finish) are not run again.
+    ``progress(done, total)`` counts the distinct blocks.
+    """
+    keys, configs = _block_keys(base, settings, runs, seed)
+    cache = {} if cache is None else cache
+    report = (lambda name, done, total: progress(done, total)) if progress else None
+    done, _ = block_progress({"": {k for ks in keys.values() for k in ks}}, cache, report)
+    return _setting_results(settings, keys, run_blocks(configs, jobs=jobs, cache=cache, done=done))
 
 
 @dataclass
@@ -369,6 +294,38 @@ def run_part(part: Part, *, runs: int, seed: int = 0, jobs: int | None = None,
                       judge(part.claims, results, part.base), time.perf_counter() - started)
 
 
+def run_parts(requests: Sequence[tuple[Part, int]], *, seed: int = 0, jobs: int | None = None,
+              progress: Callable[[str, int, int], None] | None = None, cache: dict | None = None
+              ) -> dict[str, PartResult]:
+    """Every ``(part, runs)`` of ``requests`` as :func:`run_part` gives it, all blocks on one set of workers.
+
+    A block two parts share (the same runs, :func:`engine.reproduce.runs.block_key`) runs once and both
+    parts use it; so do blocks already in ``cache``. ``progress(part name, done, total)`` counts each part's
+    distinct blocks. A part's ``seconds`` is the wall time until its last block finished.
+    """
+    started = time.perf_counter()
+    cache = {} if cache is None else cache
+    plans = {part.name: (part, _block_keys(part.base, part.settings, runs, seed)) for part, runs in requests}
+    needs = {name: {k for ks in keys.values() for k in ks} for name, (_, (keys, _)) in plans.items()}
+    report, left = block_progress(needs, cache, progress)
+    finished = {name: time.perf_counter() - started for name, keys in left.items() if not keys}
+
+    def done(key) -> None:
+        report(key)
+        for name, keys in left.items():
+            if not keys and name not in finished:
+                finished[name] = time.perf_counter() - started
+
+    outcomes = run_blocks([c for _, (_, configs) in plans.values() for c in configs], jobs=jobs, cache=cache,
+                          done=done)
+    out = {}
+    for name, (part, (keys, _)) in plans.items():
+        results = _setting_results(part.settings, keys, outcomes)
+        out[name] = PartResult(part.name, part.title, part.metric_label, tuple(part.checkpoints), results,
+                               judge(part.claims, results, part.base), finished.get(name, 0.0))
+    return out
+
+
 # ---------------------------------------------------------------------- a small run, one line per setting
 
 def small_run_configs(part: Part, runs: int, seed: int = 0) -> list:
@@ -386,6 +343,6 @@ def small_run_configs(part: Part, runs: int, seed: int = 0) -> list:
 def part_from_results(part: Part, results: Mapping[str, object], seconds: float = 0.0) -> PartResult:
     """A :class:`PartResult` from finished FboResults by setting key (judging the claims whose settings ran)."""
     by_key = {s.key: s for s in part.settings}
-    settings = {key: SettingResult(by_key[key], *_outcome(result)) for key, result in results.items()}
+    settings = {key: SettingResult(by_key[key], *outcome(result)) for key, result in results.items()}
     return PartResult(part.name, part.title, part.metric_label, tuple(part.checkpoints), settings,
                       judge(part.claims, settings, part.base), seconds)

@@ -39,8 +39,8 @@ from engine.validation import check_choice, check_int, check_positive
 
 OWN_SAMPLERS = ("authors", "pathwise")
 NOISE_FLOOR = 1e-5          # bayesian_optimization_dp_fts_de.py:175: obs_noise = max(1e-5, fitted noise)
-CHUNK = 32                  # models whose candidate sums are computed together (they stay in cache)
-SOLVE_CHUNK = 512           # models whose posterior weights are solved together
+CHUNK = 16                  # models whose candidate sums are computed together (they stay in cache)
+SOLVE_CHUNK = 64            # models whose posterior weights are solved together (their arrays stay in cache)
 FIT_CHUNK = 512             # models whose hyperparameters are fitted together (bounds (B, n, n) temporaries)
 FIRST_FIT_STEPS = 4         # Fisher-scoring steps of the first fit (cheap: few observations)
 REFIT_STEPS = 1             # later fits start from the previous fit, which is close
@@ -190,7 +190,11 @@ class OwnGp:
     def _features_at_observations(self, part, freq, phase):
         """cos(freq . x + phase) at every observation, (B, n, M)."""
         X = self.X[part, :self.count].astype(np.float32)
-        angle = np.matmul(X, np.swapaxes(freq, 1, 2).astype(np.float32)) + phase[:, None, :].astype(np.float32)
+        if self.dim == 1:   # an outer product: the same single products as the matrix product, 3x faster
+            angle = X * freq[:, :, 0].astype(np.float32)[:, None, :]
+        else:
+            angle = np.matmul(X, np.swapaxes(freq, 1, 2).astype(np.float32))
+        angle += phase[:, None, :].astype(np.float32)
         return np.cos(angle).astype(float)
 
     def _authors_weights(self, part, freq, phase, prior, noise):

@@ -1,0 +1,157 @@
+"""Running blocks of seeded federated BO runs for the reproductions: each distinct block once.
+
+A *block* is ``runs`` runs of one :class:`engine.fbo.FboConfig` simulated together
+(:data:`RUNS_PER_BLOCK` at most), seeded with its ``seed``. Its outcome depends on the
+configuration alone, so a block is known by :func:`block_key`: every field of the
+configuration, except the privacy settings of an algorithm without privacy (q, z, S,
+the accountant, the sampling, delta and the budget are never read by TS or FTS-DE).
+Two parts of a paper that run the same line with the same seeds (TS on landmine for
+Fig. 3a and for Fig. 11; TS, FTS-DE and DP-FTS-DE's default on the synthetic functions
+for Fig. 2 and for App. B.1) therefore make those runs once: :func:`run_blocks` runs
+every distinct key once, on worker processes, and hands each part the same outcome.
+
+An outcome is ``(per-run curves (runs, T + 1), epsilon after T, delta, engine seconds,
+percent of the selected vectors clipped)``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import os
+from functools import lru_cache
+from typing import Callable, Hashable, Iterable, Mapping
+
+import numpy as np
+
+from engine.cancel import checkpoint
+
+RUNS_PER_BLOCK = 25        # runs simulated together in one task (memory, progress and load balance)
+POLL_SECONDS = 0.2         # longest wait for a block between two cancel checkpoints
+# FboConfig fields that only a private algorithm reads (the server's subsampling, clipping, noise and its
+# accounting); they do not change the runs of TS, FTS or FTS-DE.
+PRIVACY_FIELDS = ("q", "z", "S", "accountant", "sampling", "delta", "budget", "calibrate_z")
+
+
+def setting_config(base: dict, setting, seed: int, runs: int):
+    """The :class:`engine.fbo.FboConfig` of ``runs`` runs of ``setting`` (its ``overrides`` on ``base``) seeded
+    with ``seed`` (one block)."""
+    from engine.fbo import FboConfig
+
+    return FboConfig(**{**base, **setting.overrides, "runs": runs, "seed": seed})
+
+
+def block_key(config) -> tuple:
+    """What decides the outcome of a block: ``config``'s fields, the privacy ones only when it is private."""
+    fields = dataclasses.fields(config)
+    skip = () if config.is_private else PRIVACY_FIELDS
+    return tuple((f.name, repr(getattr(config, f.name))) for f in fields if f.name not in skip)
+
+
+def block_seeds(seed: int, runs: int) -> list[tuple[int, int]]:
+    """(engine seed, runs) of every block of ``RUNS_PER_BLOCK`` runs; the same for every setting."""
+    from engine.sweep.spec import derive_seed
+
+    blocks, b = [], 0
+    while runs > 0:
+        size = min(RUNS_PER_BLOCK, runs)
+        blocks.append((derive_seed(seed, b), size))
+        runs -= size
+        b += 1
+    return blocks
+
+
+@lru_cache(maxsize=2)
+def _objective(dataset: str, split, env_data_dir, env_cache_dir):
+    # The environment is part of the key: it alone decides where data and tables come from.
+    from engine.objectives import build_objective
+
+    return build_objective(dataset, split=split)
+
+
+def outcome(result) -> tuple:
+    """(per-run curves (runs, T + 1), epsilon after T, delta, engine seconds, percent clipped) of an FboResult."""
+    epsilon = result.epsilon[-1] if result.epsilon else None
+    fractions = [f for f in result.clipped_fraction if f is not None]
+    clipped = 100.0 * float(np.mean(fractions)) if fractions and result.config.is_private else None
+    return (result.run_curves, epsilon, result.delta if result.config.is_private else None, result.wall_seconds,
+            clipped)
+
+
+def run_config(config) -> tuple:
+    """Run one block (``config.runs`` runs of ``config``) and return its :func:`outcome`."""
+    from engine.fbo import run_fbo
+
+    objective = _objective(config.dataset, config.split, os.environ.get("DPBO_DATA_DIR"),
+                           os.environ.get("DPBO_CACHE_DIR")) if config.dataset != "synthetic" else None
+    return outcome(run_fbo(config, objective))
+
+
+def _indexed(key, config):
+    return key, run_config(config)
+
+
+def run_blocks(configs: Iterable, *, jobs: int | None = None, cache: dict | None = None,
+               done: Callable[[Hashable], None] | None = None) -> dict:
+    """The outcome of every block in ``configs`` (FboConfigs), by :func:`block_key`.
+
+    Each distinct key runs once, in the order first met; keys already in ``cache`` do not run
+    again, and every new outcome is added to it. ``jobs`` worker processes (default: all cores;
+    1: in this process). ``done(key)`` is called as each block finishes.
+    """
+    cache = {} if cache is None else cache
+    wanted: dict = {}
+    for config in configs:
+        wanted.setdefault(block_key(config), config)
+    todo = [(key, config) for key, config in wanted.items() if key not in cache]
+    jobs = max(1, min(jobs or os.cpu_count() or 1, len(todo)))
+    outputs = ((key, run_config(config)) for key, config in todo) if jobs == 1 else _in_processes(todo, jobs)
+    for key, output in outputs:
+        cache[key] = output
+        if done:
+            done(key)
+    return {key: cache[key] for key in wanted}
+
+
+def _in_processes(todo: list, jobs: int):
+    """``(key, output)`` of every block as worker processes finish them; a cancel checkpoint every
+    :data:`POLL_SECONDS`, and the workers are killed when the stream closes (finished, stopped or failed).
+    At most ``jobs`` blocks are handed out at a time, so stopping leaves none queued."""
+    from concurrent.futures import FIRST_COMPLETED, wait
+
+    from joblib.externals.loky import ProcessPoolExecutor
+
+    queue = iter(todo)
+    executor = ProcessPoolExecutor(max_workers=jobs)
+
+    def submit(count: int) -> set:
+        return {executor.submit(_indexed, key, config) for key, config in itertools.islice(queue, count)}
+
+    pending = submit(jobs)
+    try:
+        while pending:
+            checkpoint()
+            finished, pending = wait(pending, timeout=POLL_SECONDS, return_when=FIRST_COMPLETED)
+            pending |= submit(len(finished))
+            for future in finished:
+                yield future.result()
+    finally:
+        executor.shutdown(wait=True, kill_workers=True)
+
+
+def block_progress(needs: Mapping[str, set], cache: Mapping, progress: Callable[[str, int, int], None] | None):
+    """A ``done(key)`` for :func:`run_blocks` that reports ``progress(name, done, total)`` for every name
+    whose blocks ``needs[name]`` (keys) include it; blocks already in ``cache`` count as done at once."""
+    left = {name: set(keys) - set(cache) for name, keys in needs.items()}
+    if progress:
+        for name, keys in needs.items():
+            progress(name, len(keys) - len(left[name]), len(keys))
+
+    def done(key) -> None:
+        for name, keys in left.items():
+            if key in keys:
+                keys.discard(key)
+                if progress:
+                    progress(name, len(needs[name]) - len(keys), len(needs[name]))
+
+    return done, left
