@@ -142,7 +142,10 @@ def test_the_tradeoff_fig3a_preset_says_which_claims_do_not_hold():
     at = page(TRADEOFF, preset="fig3a")
     verdicts = figure_verdicts("fig3a")
     [note] = [box.value for box in at.warning if "Against the paper" in box.value]
-    assert verdicts.headline in note and "Not holding (" in note and "reversed (-0.0009 ± 0.0004)" in note
+    [reversed_claim] = [c for c in verdicts.claims if c["verdict"] == "reversed"]
+    n = deciding_comparison(reversed_claim["numbers"])
+    assert verdicts.headline in note and "Not holding (" in note
+    assert f"reversed ({n['difference']:+.4f} ± {n['stderr']:.4f})" in note
 
 
 def test_the_teaching_view_explains_the_early_noise_with_the_engines_numbers():
