@@ -12,6 +12,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from engine.cancel import Cancelled, CancelToken
+from engine.hosting import HEAVY_NICENESS
 from engine.walls import MEMORY, TIME, WORKER_NICENESS, Wall, WallHit, run_walled, use_workers
 
 BIG = 3 * 1024 ** 3     # bytes a run asks for: far above the small walls of these tests
@@ -245,3 +246,19 @@ def test_light_work_a_visitor_sizes_can_be_walled_too(monkeypatch):
     with pytest.raises(ConfigError, match="no utility column") as err:
         compute(refuse, walled="upload")
     assert err.value.field == "upload"
+
+
+def test_a_table_build_in_the_callers_thread_leaves_its_priority_alone():
+    """Only a background build thread is niced; a build run in the caller's thread (the CLI's, or the test
+    runner's main thread) must not leave that thread niced, or later work there would run below the pages."""
+    from engine.objectives.builds import BuildRegistry
+
+    me = threading.get_native_id()
+    before = os.getpriority(os.PRIO_PROCESS, me)
+    result, waited = BuildRegistry().run("key", lambda report: os.getpriority(os.PRIO_PROCESS, me))
+    assert (result, waited) == (before, False)
+    assert os.getpriority(os.PRIO_PROCESS, me) == before
+    seen = []
+    BuildRegistry().start("other", lambda report: seen.append(
+        os.getpriority(os.PRIO_PROCESS, threading.get_native_id())), label="t").wait()
+    assert seen == [max(HEAVY_NICENESS, before)]

@@ -155,8 +155,13 @@ class BuildRegistry:
             build = self._builds[key] = Build(key, label)
             return build, True
 
-    def _execute(self, build: Build, work: Callable[[Progress], Any]) -> None:
+    def _execute_in_background(self, build: Build, work: Callable[[Progress], Any]) -> None:
         lower_priority()        # this build thread and its worker processes yield the CPU to the pages
+        self._execute(build, work)
+
+    def _execute(self, build: Build, work: Callable[[Progress], Any]) -> None:
+        """``work`` in this thread, at the caller's priority (a build in the caller's own thread must not leave
+        that thread, e.g. the CLI's or a test's main thread, niced for the rest of its life)."""
         try:
             result = work(build.report)
         except BaseException as err:  # noqa: BLE001 - handed to every waiter, who re-raises it
@@ -177,7 +182,8 @@ class BuildRegistry:
         """
         build, mine = self._claim(key, label)
         if mine:
-            threading.Thread(target=self._execute, args=(build, work), name=f"build {label}", daemon=True).start()
+            threading.Thread(target=self._execute_in_background, args=(build, work), name=f"build {label}",
+                             daemon=True).start()
         return build
 
     def run(self, key: str, work: Callable[[Progress], Any], *, label: str = "table",
