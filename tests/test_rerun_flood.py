@@ -109,6 +109,29 @@ async def _flood(port: int) -> dict:
     return dict(runs=len(runs), health=health, seconds=time.monotonic() - start)
 
 
+async def _warm(port: int) -> None:
+    """One whole run of the page first (a fresh checkout imports and compiles the engine on its first run), so
+    the flood's CPU is the server's answer to the flood, not a cold start whose cost depends on the machine."""
+    from streamlit.proto.BackMsg_pb2 import BackMsg
+    from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+    from tornado.websocket import websocket_connect
+
+    ws = await websocket_connect(f"ws://127.0.0.1:{port}/_stcore/stream", subprotocols=["streamlit"])
+    msg = BackMsg()
+    msg.rerun_script.query_string = ""
+    msg.rerun_script.page_script_hash = ""
+    await ws.write_message(msg.SerializeToString(), binary=True)
+    while True:
+        data = await ws.read_message()
+        if data is None:
+            break
+        reply = ForwardMsg()
+        reply.ParseFromString(data)
+        if reply.WhichOneof("type") == "script_finished":
+            break
+    ws.close()
+
+
 def _cpu_seconds(pid: int) -> float:
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
@@ -118,9 +141,10 @@ def test_a_rerun_flood_is_coalesced_and_health_keeps_answering(server):
     from ui.kit.reruns import MIN_INTERVAL
 
     port, pid = server
-    cpu = _cpu_seconds(pid)
     # In a thread of its own: a browser test's Playwright (sync API) may keep an event loop running in this one.
     with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        pool.submit(lambda: asyncio.run(asyncio.wait_for(_warm(port), 120))).result()
+        cpu = _cpu_seconds(pid)
         out = pool.submit(lambda: asyncio.run(asyncio.wait_for(_flood(port), 150))).result()
     out["cpu"] = _cpu_seconds(pid) - cpu
     # One rerun per interval at most, far fewer than the requests. Without the limit every request interrupted
