@@ -62,8 +62,17 @@ def server(tmp_path):
             proc.wait(5)
 
 
-async def _flood(port: int) -> dict:
+def _rerun_message() -> bytes:
+    """The ``rerun_script`` message a browser sends for the landing page."""
     from streamlit.proto.BackMsg_pb2 import BackMsg
+
+    msg = BackMsg()
+    msg.rerun_script.query_string = ""
+    msg.rerun_script.page_script_hash = ""
+    return msg.SerializeToString()
+
+
+async def _flood(port: int) -> dict:
     from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
     from tornado.websocket import websocket_connect
 
@@ -92,10 +101,7 @@ async def _flood(port: int) -> dict:
     reader, prober = asyncio.ensure_future(read()), asyncio.ensure_future(probe())
     start = time.monotonic()
     for i in range(FLOOD):
-        msg = BackMsg()
-        msg.rerun_script.query_string = ""
-        msg.rerun_script.page_script_hash = ""
-        await ws.write_message(msg.SerializeToString(), binary=True)
+        await ws.write_message(_rerun_message(), binary=True)
         await asyncio.sleep(max(0.0, start + FLOOD_SECONDS * (i + 1) / FLOOD - time.monotonic()))
     # The coalesced rerun after the flood may wait for a slow first run (a cold machine): wait for it by count,
     # bounded, not by a guess of the machine's speed; then a little longer for any rerun still to come.
@@ -112,15 +118,11 @@ async def _flood(port: int) -> dict:
 async def _warm(port: int) -> None:
     """One whole run of the page first (a fresh checkout imports and compiles the engine on its first run), so
     the flood's CPU is the server's answer to the flood, not a cold start whose cost depends on the machine."""
-    from streamlit.proto.BackMsg_pb2 import BackMsg
     from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
     from tornado.websocket import websocket_connect
 
     ws = await websocket_connect(f"ws://127.0.0.1:{port}/_stcore/stream", subprotocols=["streamlit"])
-    msg = BackMsg()
-    msg.rerun_script.query_string = ""
-    msg.rerun_script.page_script_hash = ""
-    await ws.write_message(msg.SerializeToString(), binary=True)
+    await ws.write_message(_rerun_message(), binary=True)
     while True:
         data = await ws.read_message()
         if data is None:
