@@ -9,6 +9,7 @@ threadpoolctl ships with scikit-learn; without it this is a no-op.
 from __future__ import annotations
 
 import contextlib
+import functools
 
 _controller = None
 
@@ -26,3 +27,18 @@ def single_threaded_blas():
     if _controller is False:
         return contextlib.nullcontext()
     return _controller.limit(limits=1, user_api="blas")
+
+
+@functools.lru_cache(maxsize=1)
+def blas_kernel() -> str | None:
+    """The kernel OpenBLAS runs in this process (its ``openblas_get_corename``), or None without OpenBLAS."""
+    import numpy  # noqa: F401  (threadpoolctl sees only the libraries already loaded)
+
+    try:
+        from threadpoolctl import threadpool_info
+    except ImportError:  # pragma: no cover - threadpoolctl comes with scikit-learn
+        return None
+    for pool in threadpool_info():
+        if pool.get("internal_api") == "openblas":
+            return pool.get("architecture")
+    return None

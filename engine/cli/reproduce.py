@@ -61,8 +61,7 @@ def _progress(quiet: bool):
     started = time.perf_counter()
 
     def report(part, done, total):
-        print(f"{part}: {done}/{total} blocks of runs, {time.perf_counter() - started:.0f} s", file=sys.stderr,
-              flush=True)
+        print(f"{part}: {done}/{total} done, {time.perf_counter() - started:.0f} s", file=sys.stderr, flush=True)
 
     return report
 
@@ -209,11 +208,13 @@ def _fbo_paper(args, paper: str, parts, workers) -> dict:
     return payload
 
 
-def _other(args, paper: str, parts) -> dict:
+def _other(args, paper: str, parts, workers) -> dict:
     started = time.perf_counter()
     options = {"repetitions": args.repetitions} if paper == "dp-hype" and args.repetitions else {}
-    if paper == "dp-hype" and args.training:
-        options["training"] = args.training
+    if paper == "dp-hype":
+        options["jobs"] = workers
+        if args.training:
+            options["training"] = args.training
     payload = run_paper(paper, parts, runs=_runs(args, paper), seed=args.seed, progress=_progress(args.quiet),
                         **options)
     payload["seconds"] = round(time.perf_counter() - started, 1)
@@ -224,7 +225,7 @@ def _other(args, paper: str, parts) -> dict:
 
 def run(args) -> dict:
     papers, workers = _request(args)
-    outputs = {paper: _fbo_paper(args, paper, parts, workers) if paper in FBO_PAPERS else _other(args, paper, parts)
+    outputs = {paper: (_fbo_paper if paper in FBO_PAPERS else _other)(args, paper, parts, workers)
                for paper, parts in papers.items()}
     if args.paper != "all":
         return outputs[args.paper]

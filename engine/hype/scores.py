@@ -27,20 +27,21 @@ from engine.cancel import checkpoint
 from engine.hype.standins import STANDIN_EPOCHS, STANDIN_ROUNDS, is_standin
 from engine.hype.datasets import MIN_PER_CLIENT, TEST_FRACTION, VALIDATION_FRACTION, client_data, load_dataset
 from engine.objectives.datasets import array_digest
-from engine.blas import single_threaded_blas
+from engine.blas import blas_kernel, single_threaded_blas
 from engine.validation import check_choice
 from engine.hype.training import (
     BATCH,
     EPOCHS,
     ROUNDS,
     candidate_grid,
+    common_start,
     initial_weights,
     predict_scores,
     test_accuracy,
     train_local,
 )
 
-SCORES_VERSION = 1
+SCORES_VERSION = 2   # 2: class-major weights, learning rate folded into momentum (rounding differs)
 
 
 # How the stand-ins' score tables train: the paper's federated averaging (5 rounds of 5 local epochs, batch 64)
@@ -80,7 +81,7 @@ def compute_scores(dataset: str, clients: int, alpha: float | None, seed: int,
     n_cand, classes = grid.shape[0], data.classes
     dim = data.x_train.shape[2]
     start = initial_weights(dim - 1, classes, np.random.default_rng((seed, 3)))
-    global_w = np.tile(start, (1, n_cand))                                    # (D, P * C)
+    global_w = common_start(start, n_cand)                                    # (D, C * P)
     sizes = data.train_sizes.astype(np.float32)
     share = sizes / sizes.sum()
     with single_threaded_blas():
@@ -120,7 +121,10 @@ def score_description(dataset: str, clients: int, alpha: float | None, seed: int
             "epochs": epochs, "rounds": rounds, "batch": BATCH,
             "test_fraction": TEST_FRACTION,
             "validation_fraction": VALIDATION_FRACTION, "min_per_client": MIN_PER_CLIENT,
-            "model": "softmax-regression", "init": "torch-linear", "decay": "exponential-per-epoch"}
+            "model": "softmax-regression", "init": "torch-linear", "decay": "exponential-per-epoch",
+            # SGD amplifies the last bits of the BLAS kernel (which the environment may pin, OPENBLAS_CORETYPE):
+            # a table is reused only under the kernel that made it, so a seed gives one table per machine setup.
+            "blas_kernel": blas_kernel()}
 
 
 def score_table(dataset: str, clients: int, alpha: float | None, seed: int,

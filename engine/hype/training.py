@@ -36,7 +36,7 @@ ROUNDS = 5   # federated averaging rounds (paper Sec. VI-B)
 BATCH = 64   # paper Sec. VI-B
 # Numbers one chunk of clients may touch in a training step: large chunks keep numpy's batched products
 # efficient (about 0.1 s each), and still come several times a second for a cancel checkpoint.
-TRAIN_CHUNK = 2 * CHUNK_ELEMENTS
+TRAIN_CHUNK = CHUNK_ELEMENTS // 4
 
 
 def candidate_grid() -> np.ndarray:
@@ -55,11 +55,78 @@ def initial_weights(features: int, classes: int, rng: np.random.Generator) -> np
     return rng.uniform(-bound, bound, size=(features + 1, classes)).astype(np.float32)
 
 
-def _softmax(logits: np.ndarray) -> np.ndarray:
-    shifted = logits - logits.max(axis=-1, keepdims=True)
-    np.exp(shifted, out=shifted)
-    shifted /= shifted.sum(axis=-1, keepdims=True)
-    return shifted
+def common_start(start: np.ndarray, candidates: int) -> np.ndarray:
+    """One model (D, C) copied for every candidate, in the layout training uses: (D, C * P), class-major (the
+    P candidates' weights of one class side by side), so that a softmax over classes reduces over a middle axis
+    with the candidates contiguous (numpy reduces a short last axis ten times slower)."""
+    return np.repeat(start, candidates, axis=1)
+
+
+def candidate_weights(weights: np.ndarray, classes: int, candidate: int) -> np.ndarray:
+    """Candidate ``candidate``'s (..., D, C) weights out of the layout of :func:`common_start`."""
+    return weights.reshape(weights.shape[:-1] + (classes, -1))[..., candidate]
+
+
+def live_epochs(grid: np.ndarray, epochs: int) -> np.ndarray:
+    """Epochs in which each candidate's learning rate is not zero: a decay of 0 sets it to zero after the first
+    (``lr * 0 ** e``), so its weights cannot move again and those epochs are skipped, exactly."""
+    return np.where(grid[:, 1] == 0.0, min(1, epochs), epochs)
+
+
+class _Group:
+    """The candidates that train for the same number of epochs: their weights ``w`` (clients, D, C * G) and the
+    momentum ``u``, kept multiplied by the epoch's learning rate (``u = lr_e * buf``, so a step is
+    ``u <- mu u + lr_e g; w <- w - u``, one pass fewer than PyTorch's ``buf <- mu buf + g; w <- w - lr_e buf``,
+    and the same numbers up to rounding)."""
+
+    def __init__(self, weights, index, grid, classes, epochs):
+        clients, dim = weights.shape[:2]
+        self.index, self.epochs, self.classes = index, int(epochs), classes
+        self.lr, self.decay = grid[index, 0].astype(np.float32), grid[index, 1].astype(np.float32)
+        self.mom = grid[index, 2].astype(np.float32)
+        size = len(index)
+        self.w = np.empty((clients, dim, classes * size), dtype=np.float32)
+        self.u = np.empty_like(self.w)
+        source = weights.reshape(clients, dim, classes, -1)
+        # Hundreds of MB for a few hundred clients: first touched in chunks with a cancel checkpoint between.
+        for part in work_slices(clients, 2 * self.w[0].size):
+            self.w[part].reshape(-1, dim, classes, size)[...] = source[part][..., index]
+            self.u[part] = 0.0
+        self.rates = [self.lr * self.decay ** epoch for epoch in range(self.epochs)]
+        self.rate = None
+
+    def start_epoch(self, part: slice, epoch: int) -> None:
+        """The learning rate of ``epoch`` for the clients in ``part`` (their momentum rescaled to it)."""
+        self.rate = self.rates[epoch]
+        if epoch:
+            u = self.u[part]
+            u.reshape(u.shape[:2] + (self.classes, -1))[...] *= self.rate / self.rates[epoch - 1]
+
+    def step(self, part, xb, xbt, label, weight) -> None:
+        """One minibatch step of the clients in ``part`` (a slice), in place."""
+        n, b = xb.shape[:2]
+        classes, size = self.classes, len(self.index)
+        z = (xb @ self.w[part]).reshape(n, b, classes, size)                            # (n, b, C, G)
+        z -= z.max(axis=2, keepdims=True)
+        np.exp(z, out=z)
+        # (softmax - onehot) * weight * lr, the learning rate folded in: scale the exponentials once, then take
+        # the scaled one off at each example's label.
+        scale = (weight[:, :, None] * self.rate) / z.sum(axis=2)                        # (n, b, G)
+        z *= scale[:, :, None, :]
+        rows = np.arange(n)[:, None], np.arange(b)[None, :]
+        z[rows[0], rows[1], label] -= weight[:, :, None] * self.rate
+        u = self.u[part]
+        active = weight[:, 0] > 0
+        if active.all():
+            u.reshape(n, -1, classes, size)[...] *= self.mom
+            u += xbt @ z.reshape(n, b, -1)
+            self.w[part] -= u
+            return
+        # A client without data in this batch (its weights are all zero, so its gradient is) keeps its momentum
+        # and takes no step. Training visits only clients with data; this path keeps any other visit a no-op.
+        u.reshape(n, -1, classes, size)[...] *= np.where(active[:, None], self.mom, np.float32(1.0))[:, None, None]
+        u += xbt @ z.reshape(n, b, -1)
+        self.w[part] -= u * active[:, None, None]
 
 
 def train_local(weights: np.ndarray, x: np.ndarray, y: np.ndarray, mask: np.ndarray, grid: np.ndarray,
@@ -68,8 +135,9 @@ def train_local(weights: np.ndarray, x: np.ndarray, y: np.ndarray, mask: np.ndar
 
     Parameters
     ----------
-    weights : (clients, D, P * C) float32
-        Starting weights (D = features + 1, P candidates, C classes); not modified.
+    weights : (clients, D, C * P) float32
+        Starting weights (D = features + 1, P candidates, C classes) in the layout of :func:`common_start`;
+        not modified.
     x, y, mask : (clients, M, D), (clients, M), (clients, M)
         Padded local training data (see :class:`engine.hype.datasets.ClientData`).
     grid : (P, 3)
@@ -79,95 +147,83 @@ def train_local(weights: np.ndarray, x: np.ndarray, y: np.ndarray, mask: np.ndar
 
     Returns
     -------
-    (clients, D, P * C) float32: the trained weights.
+    (clients, D, C * P) float32: the trained weights, in the same layout.
     """
     clients, width, dim = x.shape
-    n_cand = grid.shape[0]
-    w = np.empty(weights.shape, dtype=np.float32)
-    buf = np.empty_like(w)
-    step_buf = np.empty_like(w)
-    # The three buffers are hundreds of MB for a few hundred clients; their pages are first touched here, in
-    # chunks with a cancel checkpoint between, instead of all at once inside one uninterruptible step.
-    for part in work_slices(clients, 3 * w[0].size):
-        w[part] = weights[part]
-        buf[part] = 0.0
-        step_buf[part] = 0.0
-    view_buf = buf.reshape(clients, dim, n_cand, classes)
-    view_step = step_buf.reshape(clients, dim, n_cand, classes)
-    lr = grid[:, 0].astype(np.float32)
-    decay = grid[:, 1].astype(np.float32)
-    mom = grid[:, 2].astype(np.float32)[None, None, :, None]
-    onehot = np.eye(classes, dtype=np.float32)[y] * mask[..., None]
+    live = live_epochs(grid, epochs)
+    groups = [_Group(weights, np.flatnonzero(live == e), grid, classes, e)
+              for e in sorted(set(live.tolist()), reverse=True)]
     sizes = mask.sum(axis=1)
-    steps = int(np.ceil(max(1, sizes.max()) / batch))
-    for epoch in range(epochs):
-        epoch_lr = (lr * decay ** epoch)[None, None, :, None]
-        # A random order per client with its real examples first.
+    orders = []
+    for _ in range(epochs):
+        # A random order per client and epoch, its real examples first.
         keys = rng.random((clients, width))
         keys[~mask] = np.inf
-        order = np.argsort(keys, axis=1)
-        for step in range(steps):
-            take = order[:, step * batch:(step + 1) * batch]
-            valid = (np.arange(step * batch, step * batch + take.shape[1])[None, :] < sizes[:, None])
-            count = valid.sum(axis=1)
-            if not (count > 0).any():
-                break
-            # Clients train independently: a step goes through them in chunks, a cancel checkpoint between
-            # (each client's weights, momentum and step, D x P x C numbers, are passed over several times).
-            # A client whose data has run out takes no step, so only the runs of clients with data are visited:
-            # under label skew the largest client's batches no longer cost every client a step.
-            for part in _active_slices(count > 0, 4 * dim * n_cand * classes + take.shape[1] * 3 * n_cand * classes):
-                _sgd_step(part, take, valid, count, x, onehot, w, buf, step_buf, view_buf, view_step, mom, epoch_lr,
-                          n_cand, classes)
-    return w
+        orders.append(np.argsort(keys, axis=1))
+    # Clients train independently: a few at a time go through all their epochs while their weights, momentum
+    # and logits stay in the processor's cache (a step through every client at once streamed them all from
+    # memory, and two workers then competed for it), with a cancel checkpoint between chunks.
+    per_client = 2 * dim * classes * len(grid) + batch * classes * len(grid)
+    for part in work_slices(clients, per_client, budget=TRAIN_CHUNK):
+        _train_chunk(part, groups, orders, x, y, sizes, batch)
+    out = np.empty((clients, dim, classes, len(grid)), dtype=np.float32)
+    for group in groups:
+        out[..., group.index] = group.w.reshape(clients, dim, classes, -1)
+    return out.reshape(clients, dim, classes * len(grid))
 
 
-def _active_slices(active: np.ndarray, elements_each: int):
-    """Slices over the runs of consecutive active clients, each cut to the training chunk's budget."""
+def _train_chunk(part: slice, groups, orders, x, y, sizes, batch) -> None:
+    """All the local epochs of the clients in ``part``, in place in ``groups``."""
+    own = sizes[part]
+    for epoch, order in enumerate(orders):
+        training = [group for group in groups if epoch < group.epochs]
+        for group in training:
+            group.start_epoch(part, epoch)
+        for step in range(int(np.ceil(max(1, own.max()) / batch))):
+            count = np.clip(own - step * batch, 0, batch)
+            # A short last batch is cut to the longest one left in the chunk: the rows past it carry no example.
+            take = order[part, step * batch:step * batch + int(count.max())]
+            b = take.shape[1]
+            # A client whose data has run out takes no step: only the runs of clients with data are visited.
+            for run in _active_runs(count > 0):
+                clients = slice(part.start + run.start, part.start + run.stop)
+                rows = take[run]
+                weight = ((np.arange(b)[None, :] < count[run][:, None])
+                          / np.maximum(count[run], 1)[:, None]).astype(np.float32)
+                xb = np.take_along_axis(x[clients], rows[..., None], axis=1)                 # (n, b, D)
+                xbt = np.ascontiguousarray(np.swapaxes(xb, 1, 2))
+                label = np.take_along_axis(y[clients], rows, axis=1)
+                for group in training:
+                    group.step(clients, xb, xbt, label, weight)
+
+
+def _active_runs(active: np.ndarray):
+    """Slices over the runs of consecutive active clients."""
     edges = np.flatnonzero(np.diff(np.concatenate(([0], active.astype(np.int8), [0]))))
     for start, stop in zip(edges[::2], edges[1::2]):
-        for part in work_slices(int(stop - start), elements_each, budget=TRAIN_CHUNK):
-            yield slice(int(start) + part.start, int(start) + part.stop)
-
-
-def _sgd_step(part, take, valid, count, x, onehot, w, buf, step_buf, view_buf, view_step, mom, epoch_lr,
-              n_cand, classes) -> None:
-    """One minibatch step of the clients in ``part`` (a slice), in place."""
-    take, valid, count = take[part], valid[part], count[part]
-    n = take.shape[0]
-    active = (count > 0)[:, None, None, None]
-    xb = np.take_along_axis(x[part], take[..., None], axis=1)                       # (n, b, D)
-    yb = np.take_along_axis(onehot[part], take[..., None], axis=1)                  # (n, b, C)
-    probs = _softmax((xb @ w[part]).reshape(n, -1, n_cand, classes))                # (n, b, P, C)
-    probs -= yb[:, :, None, :]
-    probs *= (valid / np.maximum(count, 1)[:, None]).astype(np.float32)[:, :, None, None]
-    grad = np.ascontiguousarray(np.swapaxes(xb, 1, 2)) @ probs.reshape(n, -1, n_cand * classes)
-    # A client without data in this batch takes no step and keeps its momentum.
-    view_buf[part] *= np.where(active, mom, np.float32(1.0))
-    buf[part] += grad
-    np.multiply(view_buf[part], np.where(active, epoch_lr, np.float32(0.0)), out=view_step[part])
-    w[part] -= step_buf[part]
+        yield slice(int(start), int(stop))
 
 
 def predict_scores(weights: np.ndarray, x: np.ndarray, y: np.ndarray, mask: np.ndarray,
                    classes: int) -> tuple[np.ndarray, np.ndarray]:
     """Accuracy and mean cross-entropy of every client's models on its padded examples.
 
-    ``weights`` (clients, D, P * C), ``x`` (clients, M, D); returns two (clients, P) arrays.
+    ``weights`` (clients, D, C * P) as :func:`common_start` lays them out, ``x`` (clients, M, D); returns two
+    (clients, P) arrays.
     """
     clients = x.shape[0]
-    logits = (x @ weights).reshape(clients, x.shape[1], -1, classes)                # (n, M, P, C)
-    correct = logits.argmax(axis=-1) == y[:, :, None]
-    shifted = logits - logits.max(axis=-1, keepdims=True)
-    log_norm = np.log(np.exp(shifted).sum(axis=-1))
-    true_logit = np.take_along_axis(shifted, np.broadcast_to(y[:, :, None, None], shifted.shape[:-1] + (1,)),
-                                    axis=-1)[..., 0]
+    logits = (x @ weights).reshape(clients, x.shape[1], classes, -1)                # (n, M, C, P)
+    correct = logits.argmax(axis=2) == y[:, :, None]
+    shifted = logits - logits.max(axis=2, keepdims=True)
+    log_norm = np.log(np.exp(shifted).sum(axis=2))
+    true_logit = np.take_along_axis(shifted, np.broadcast_to(y[:, :, None, None], shifted.shape[:2] + (1,)
+                                                             + shifted.shape[3:]), axis=2)[:, :, 0]
     loss = log_norm - true_logit
     weight = (mask / np.maximum(mask.sum(axis=1, keepdims=True), 1))[:, :, None]
     return (correct * weight).sum(axis=1), (loss * weight).sum(axis=1)
 
 
 def test_accuracy(weights: np.ndarray, x: np.ndarray, y: np.ndarray, classes: int) -> np.ndarray:
-    """Accuracy of every candidate's global model (D, P * C) on the test split; shape (P,)."""
-    logits = (x @ weights).reshape(x.shape[0], -1, classes)
-    return (logits.argmax(axis=-1) == y[:, None]).mean(axis=0)
+    """Accuracy of every candidate's global model (D, C * P) on the test split; shape (P,)."""
+    logits = (x @ weights).reshape(x.shape[0], classes, -1)
+    return (logits.argmax(axis=1) == y[:, None]).mean(axis=0)

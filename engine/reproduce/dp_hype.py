@@ -30,11 +30,13 @@ import time
 
 import numpy as np
 
+from engine.blas import blas_kernel
 from engine.hype import HypeConfig
 from engine.hype.calibration import calibrate_sigma
 from engine.hype.scores import TRAINING_LABELS, TRAININGS, schedule, score_table
 from engine.hype.sweeps import FIG2A_EPSILONS, FIG2A_KS, FIG2A_SIGMA_LOSSES, evaluate_grid, success_grid
 from engine.reproduce.claims import beats, counts, exact, level, proportion_beats, proportion_level
+from engine.reproduce.runs import run_tasks
 from engine.validation import check_choice, check_int
 
 PARTS = ("simulation", "communication", "noise", "data", "labels")
@@ -190,9 +192,36 @@ def data_cell(dataset: str, clients: int, alpha, runs: int, seed: int, votes: in
             "candidates": [t.test_accuracy.tolist() for t in tables]}
 
 
+def _build_table(key, training):
+    """One score table (``key`` = (data set, clients, alpha, seed)), in a worker process."""
+    return key, score_table(*key, training=training)
+
+
+def build_tables(keys, training: str = TRAINING, jobs: int | None = None, progress=None) -> dict:
+    """The score table of every (data set, clients, alpha, seed) in ``keys``, built on ``jobs`` worker processes
+    (each also lands in the disk cache); the largest first, so that no worker is left with one at the end."""
+    from engine.hype.standins import STANDIN_SIZES
+
+    todo = sorted(dict.fromkeys(keys), key=lambda k: -STANDIN_SIZES.get(k[0], 0))
+    tables = {}
+    for key, table in run_tasks([(key, training) for key in todo], _build_table, jobs=jobs):
+        tables[key] = table
+        if progress:
+            progress("score tables", len(tables), len(todo))
+    return tables
+
+
 def data(runs: int, seed: int, datasets=DATASETS, clients=CLIENTS, alphas=ALPHAS, votes: int = VOTES_PER_RUN,
-         progress=None, load_table=None, training: str = TRAINING) -> dict:
+         progress=None, load_table=None, training: str = TRAINING, jobs: int | None = None) -> dict:
+    """Every cell of Figs. 4-6 and 9-11. Unless ``load_table`` replaces them, the score tables of every run
+    are built first, on ``jobs`` worker processes (default: all cores)."""
     todo = [(d, n, alpha_of(d, n, a)) for d in datasets for n in clients for a in alphas]
+    if load_table is None:
+        tables = build_tables([(d, n, a, seed + run) for d, n, a in todo for run in range(runs)], training, jobs,
+                              progress)
+
+        def load_table(dataset, n, alpha, table_seed):
+            return tables[(dataset, n, alpha, table_seed)]
     cells = {}
     for i, (d, n, a) in enumerate(todo):
         if progress:
@@ -204,7 +233,7 @@ def data(runs: int, seed: int, datasets=DATASETS, clients=CLIENTS, alphas=ALPHAS
     return {"title": "Data sets (Sec. VI, Figs. 4-6 and 9-11; stand-ins, see engine.hype.standins"
                      + ("" if training == "paper" else "; reduced training") + ")",
             "metric": "test accuracy of the chosen candidate", "runs": runs, "votes_per_run": votes,
-            "training": training, "training_label": TRAINING_LABELS[training],
+            "training": training, "training_label": TRAINING_LABELS[training], "blas_kernel": blas_kernel(),
             "cells": list(cells.values()), "claims": claims}
 
 
@@ -284,7 +313,7 @@ def data_claims(cells: dict, d: str, clients=CLIENTS, alphas=ALPHAS) -> list[dic
 
 def reproduce(parts=PARTS, *, runs: int = PAPER_RUNS, repetitions: int = PAPER_REPETITIONS,
               datasets=DATASETS, votes: int = VOTES_PER_RUN, seed: int = 0, progress=None,
-              training: str = TRAINING) -> dict:
+              training: str = TRAINING, jobs: int | None = None) -> dict:
     """Every part asked for, with its claims judged; plain data (the CLI prints it as JSON). ``training``: how
     the stand-ins' score tables train, "paper" (5 rounds x 5 local epochs) or "short" (2 x 1, labelled)."""
     parts = tuple(parts)
@@ -309,7 +338,7 @@ def reproduce(parts=PARTS, *, runs: int = PAPER_RUNS, repetitions: int = PAPER_R
 
             out[part] = labels(runs, seed, datasets, progress=progress)
         else:
-            out[part] = data(runs, seed, datasets, votes=votes, progress=progress, training=training)
+            out[part] = data(runs, seed, datasets, votes=votes, progress=progress, training=training, jobs=jobs)
         out[part]["name"] = part
         out[part]["seconds"] = round(time.perf_counter() - started, 2)
         out[part]["counts"] = counts(out[part]["claims"])

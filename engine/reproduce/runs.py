@@ -104,19 +104,30 @@ def run_blocks(configs: Iterable, *, jobs: int | None = None, cache: dict | None
     for config in configs:
         wanted.setdefault(block_key(config), config)
     todo = [(key, config) for key, config in wanted.items() if key not in cache]
-    jobs = max(1, min(jobs or os.cpu_count() or 1, len(todo)))
-    outputs = ((key, run_config(config)) for key, config in todo) if jobs == 1 else _in_processes(todo, jobs)
-    for key, output in outputs:
+    for key, output in run_tasks(todo, _indexed, jobs=jobs):
         cache[key] = output
         if done:
             done(key)
     return {key: cache[key] for key in wanted}
 
 
-def _in_processes(todo: list, jobs: int):
-    """``(key, output)`` of every block as worker processes finish them; a cancel checkpoint every
+def run_tasks(todo: list, work: Callable, *, jobs: int | None = None):
+    """``(key, work(key, item))`` of every ``(key, item)`` in ``todo``, as they finish: on ``jobs`` worker
+    processes (default: all cores, at most one per task; 1: in this process, in order). ``work`` must be a
+    module-level function (the workers import it)."""
+    jobs = max(1, min(jobs or os.cpu_count() or 1, len(todo)))
+    if jobs == 1:
+        for key, item in todo:
+            checkpoint()
+            yield work(key, item)
+        return
+    yield from _in_processes(todo, jobs, work)
+
+
+def _in_processes(todo: list, jobs: int, work: Callable):
+    """``work(key, item)`` of every task as worker processes finish them; a cancel checkpoint every
     :data:`POLL_SECONDS`, and the workers are killed when the stream closes (finished, stopped or failed).
-    At most ``jobs`` blocks are handed out at a time, so stopping leaves none queued."""
+    At most ``jobs`` tasks are handed out at a time, so stopping leaves none queued."""
     from concurrent.futures import FIRST_COMPLETED, wait
 
     from joblib.externals.loky import ProcessPoolExecutor
@@ -125,7 +136,7 @@ def _in_processes(todo: list, jobs: int):
     executor = ProcessPoolExecutor(max_workers=jobs)
 
     def submit(count: int) -> set:
-        return {executor.submit(_indexed, key, config) for key, config in itertools.islice(queue, count)}
+        return {executor.submit(work, key, item) for key, item in itertools.islice(queue, count)}
 
     pending = submit(jobs)
     try:
