@@ -104,29 +104,23 @@ def test_batched_training_equals_a_plain_loop_per_client_and_candidate():
             np.testing.assert_allclose(got, expected, rtol=2e-4, atol=2e-5)  # float32 against float64
 
 
-def test_clients_whose_data_ran_out_are_skipped_with_the_same_weights(monkeypatch):
-    """Training visits only the runs of clients that still have a batch; visiting every client each step (their
-    step is then a no-op) gives the same weights bit for bit."""
+def test_a_clients_weights_do_not_depend_on_the_clients_trained_beside_it(monkeypatch):
+    """Clients train in chunks (largest first), and within a step those whose batches are equally long go
+    together: training one client at a time gives the same weights bit for bit, under label skew too."""
     import engine.hype.training as training
 
     data = client_data("digits", 30, 0.3, 2)
-    assert data.train_sizes.max() > 2 * np.median(data.train_sizes)      # skewed: most clients run out early
+    sizes = data.train_sizes
+    assert sizes.max() > 2 * np.median(sizes) and len(np.unique(sizes % 64)) > 5   # skewed: many batch lengths
     grid = candidate_grid()[::7]
     start = np.broadcast_to(common_start(initial_weights(64, 10, np.random.default_rng(1)), len(grid)),
                             (30, 65, len(grid) * 10))
-    visited = []
-
-    def every_client(active):
-        visited.append((int(active.sum()), len(active)))
-        yield slice(0, len(active))
-
-    skipping = train_local(start, data.x_train, data.y_train, data.m_train, grid, 10, np.random.default_rng(6),
+    together = train_local(start, data.x_train, data.y_train, data.m_train, grid, 10, np.random.default_rng(6),
                            epochs=2)
-    monkeypatch.setattr(training, "_active_runs", every_client)
-    plain = train_local(start, data.x_train, data.y_train, data.m_train, grid, 10, np.random.default_rng(6),
+    monkeypatch.setattr(training, "TRAIN_CHUNK", 1)                       # one client per chunk
+    alone = train_local(start, data.x_train, data.y_train, data.m_train, grid, 10, np.random.default_rng(6),
                         epochs=2)
-    np.testing.assert_array_equal(skipping, plain)
-    assert any(some < every for some, every in visited)   # clients without data, which the default path skips
+    np.testing.assert_array_equal(together, alone)
 
 
 def test_client_data_is_padded_with_masks_and_a_bias_column():

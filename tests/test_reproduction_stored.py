@@ -197,3 +197,31 @@ def test_the_stored_dp_hype_and_po_gp_ucb_verdicts_follow_from_their_numbers(pap
         assert all(len(c["skew"]) == 20 and len(c["counts"]) == 10 for c in labels["cells"])
         assert data["training"] == "short" and "reduced" in data["title"]
         assert "--training short" in provenance(paper)["command"]
+
+
+PAPER_DOC_SECTIONS = {"dp-hype": "## DP-HYPE: the reproduction, and which claims hold",
+                      "po-gp-ucb": "## PO-GP-UCB: the reproduction, and which claims hold"}
+
+
+@pytest.mark.parametrize("paper", list(PAPER_DOC_SECTIONS))
+def test_the_docs_verdict_tables_of_dp_hype_and_po_gp_ucb_are_the_stored_claims(paper):
+    """docs/paper-comparisons.md quotes every stored claim of the paper once, with its verdict and numbers."""
+    from engine.reproduce.stored_papers import stored_payload
+
+    text = (ROOT / "docs" / "paper-comparisons.md").read_text()
+    start = text.index(PAPER_DOC_SECTIONS[paper])
+    end = text.find("\n## ", start + 3)
+    # A claim's own pipe (as in |H_good|) is escaped in the table with a backslash.
+    rows = [[cell.strip().replace("\\|", "|") for cell in re.split(r"(?<!\\)\|", line.strip()[1:-1])]
+            for line in text[start:end if end >= 0 else None].splitlines() if line.startswith("| ")]
+    by_claim: dict[str, list] = {}
+    for row in rows:
+        if len(row) >= 3:
+            by_claim.setdefault(row[1], []).append(row)
+    for part in stored_payload(paper)["parts"].values():
+        for claim in part["claims"]:
+            found = by_claim.get(claim["claim"], [])
+            assert len(found) == 1, f"docs/paper-comparisons.md needs one verdict row for {claim['claim']!r}"
+            n = claim["numbers"]
+            assert found[0][0] == claim["verdict"], claim["claim"]
+            assert found[0][2] == f"{n['difference']:+.4f} ± {n['stderr']:.4f}", (claim["claim"], found[0])

@@ -176,7 +176,8 @@ def cost(args) -> Cost:
             shared += objectives
         else:
             serial.append(paper_cost(paper, parts, _runs(args, paper), repetitions=args.repetitions,
-                                     training=args.training if paper == "dp-hype" else None))
+                                     training=args.training if paper == "dp-hype" else None,
+                                     workers=workers or cores()))
     processes = max(1, min(workers or cores(), max(1, len(cells))))
     total = sweep_cost(cells, processes, processes=processes > 1, shared=shared) if cells else Cost(0.0, 0.0, "runs")
     total = replace(total, seconds=total.seconds + sum(c.seconds for c in serial),

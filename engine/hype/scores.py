@@ -45,9 +45,9 @@ SCORES_VERSION = 2   # 2: class-major weights, learning rate folded into momentu
 
 
 # How the stand-ins' score tables train: the paper's federated averaging (5 rounds of 5 local epochs, batch 64)
-# or the reduced schedule, 7-10 times cheaper (measured per table, CPU seconds on the 2-core development machine
-# at load 7-9: Cifar-10-like n = 100: 14.6 iid and 16.3 at alpha = 0.5 at 5 x 5, 1.5 iid at 2 x 1; Adult-like
-# n = 100, alpha = 0.5: 6.3 at 5 x 5). The bundled scikit-learn sets always train 5 x 5 (about a second a table).
+# or the reduced schedule, about 5 times cheaper (CPU seconds per table on the 2-core development machine, BLAS kernel
+# as the environment pins it: Cifar-10-like n = 100 iid 4.9 at 5 x 5, 0.9 at 2 x 1; Adult-like n = 100,
+# alpha = 0.5: 1.5 and 0.3). The bundled scikit-learn sets always train 5 x 5 (under half a second a table).
 TRAININGS = {"paper": (ROUNDS, EPOCHS), "short": (STANDIN_ROUNDS, STANDIN_EPOCHS)}
 TRAINING_LABELS = {"paper": f"the paper's federated averaging: {ROUNDS} rounds of {EPOCHS} local epochs, batch {BATCH}",
                    "short": f"reduced training: {STANDIN_ROUNDS} rounds of {STANDIN_EPOCHS} local epoch, batch "

@@ -15,9 +15,14 @@ from the paper's Table III. Training follows PyTorch's conventions:
   gradient averaged over the batch.
 
 All clients x candidates train together as one tensor of weights with shape
-(clients, features + 1, candidates * classes): one matrix product per step
-serves every candidate. Clients whose share is shorter than the longest one
-simply skip the missing batches (no step, as a loop over their data would).
+(clients, features + 1, classes * candidates), class-major (one class's
+candidates side by side, so that the softmax reduces over a middle axis): one
+matrix product per step serves every candidate. Candidates with decay 0 (whose
+learning rate is zero after the first epoch) form a group of their own that
+stops after it. A few clients at a time go through all their epochs while their
+weights stay in the processor's cache. Clients whose share is shorter than the
+longest one skip the missing batches (no step, as a loop over their data
+would), and a short last batch is cut to the longest one left in the chunk.
 """
 
 from __future__ import annotations
@@ -74,59 +79,44 @@ def live_epochs(grid: np.ndarray, epochs: int) -> np.ndarray:
 
 
 class _Group:
-    """The candidates that train for the same number of epochs: their weights ``w`` (clients, D, C * G) and the
-    momentum ``u``, kept multiplied by the epoch's learning rate (``u = lr_e * buf``, so a step is
-    ``u <- mu u + lr_e g; w <- w - u``, one pass fewer than PyTorch's ``buf <- mu buf + g; w <- w - lr_e buf``,
+    """The candidates that train for the same number of epochs. A chunk of clients holds their weights ``w``
+    (n, D, C * G) and momentum ``u``, kept multiplied by the epoch's learning rate (``u = lr_e * buf``, so a step
+    is ``u <- mu u + lr_e g; w <- w - u``, one pass fewer than PyTorch's ``buf <- mu buf + g; w <- w - lr_e buf``,
     and the same numbers up to rounding)."""
 
-    def __init__(self, weights, index, grid, classes, epochs):
-        clients, dim = weights.shape[:2]
+    def __init__(self, index, grid, classes, epochs):
         self.index, self.epochs, self.classes = index, int(epochs), classes
-        self.lr, self.decay = grid[index, 0].astype(np.float32), grid[index, 1].astype(np.float32)
+        lr, decay = grid[index, 0].astype(np.float32), grid[index, 1].astype(np.float32)
         self.mom = grid[index, 2].astype(np.float32)
-        size = len(index)
-        self.w = np.empty((clients, dim, classes * size), dtype=np.float32)
-        self.u = np.empty_like(self.w)
-        source = weights.reshape(clients, dim, classes, -1)
-        # Hundreds of MB for a few hundred clients: first touched in chunks with a cancel checkpoint between.
-        for part in work_slices(clients, 2 * self.w[0].size):
-            self.w[part].reshape(-1, dim, classes, size)[...] = source[part][..., index]
-            self.u[part] = 0.0
-        self.rates = [self.lr * self.decay ** epoch for epoch in range(self.epochs)]
-        self.rate = None
+        self.rates = [lr * decay ** epoch for epoch in range(self.epochs)]
 
-    def start_epoch(self, part: slice, epoch: int) -> None:
-        """The learning rate of ``epoch`` for the clients in ``part`` (their momentum rescaled to it)."""
-        self.rate = self.rates[epoch]
+    def start(self, source: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """A chunk's (w, u) from its starting weights ``source`` (n, D, C, P): this group's columns, no momentum."""
+        w = np.ascontiguousarray(source[..., self.index]).reshape(source.shape[0], source.shape[1], -1)
+        return w, np.zeros_like(w)
+
+    def start_epoch(self, u: np.ndarray, epoch: int) -> None:
+        """Rescale a chunk's momentum to the learning rate of ``epoch``."""
         if epoch:
-            u = self.u[part]
-            u.reshape(u.shape[:2] + (self.classes, -1))[...] *= self.rate / self.rates[epoch - 1]
+            u.reshape(u.shape[:2] + (self.classes, -1))[...] *= self.rates[epoch] / self.rates[epoch - 1]
 
-    def step(self, part, xb, xbt, label, weight) -> None:
-        """One minibatch step of the clients in ``part`` (a slice), in place."""
+    def step(self, w, u, epoch, xb, xbt, label, weight) -> None:
+        """One minibatch step of the clients whose ``w`` and ``u`` (views) are given, in place; ``weight`` (n, b)
+        is each example's share of its batch's mean gradient."""
         n, b = xb.shape[:2]
-        classes, size = self.classes, len(self.index)
-        z = (xb @ self.w[part]).reshape(n, b, classes, size)                            # (n, b, C, G)
+        classes, size, rate = self.classes, len(self.index), self.rates[epoch]
+        z = (xb @ w).reshape(n, b, classes, size)                                        # (n, b, C, G)
         z -= z.max(axis=2, keepdims=True)
         np.exp(z, out=z)
         # (softmax - onehot) * weight * lr, the learning rate folded in: scale the exponentials once, then take
         # the scaled one off at each example's label.
-        scale = (weight[:, :, None] * self.rate) / z.sum(axis=2)                        # (n, b, G)
+        scale = (weight[:, :, None] * rate) / z.sum(axis=2)                             # (n, b, G)
         z *= scale[:, :, None, :]
         rows = np.arange(n)[:, None], np.arange(b)[None, :]
-        z[rows[0], rows[1], label] -= weight[:, :, None] * self.rate
-        u = self.u[part]
-        active = weight[:, 0] > 0
-        if active.all():
-            u.reshape(n, -1, classes, size)[...] *= self.mom
-            u += xbt @ z.reshape(n, b, -1)
-            self.w[part] -= u
-            return
-        # A client without data in this batch (its weights are all zero, so its gradient is) keeps its momentum
-        # and takes no step. Training visits only clients with data; this path keeps any other visit a no-op.
-        u.reshape(n, -1, classes, size)[...] *= np.where(active[:, None], self.mom, np.float32(1.0))[:, None, None]
+        z[rows[0], rows[1], label] -= weight[:, :, None] * rate
+        u.reshape(n, -1, classes, size)[...] *= self.mom
         u += xbt @ z.reshape(n, b, -1)
-        self.w[part] -= u * active[:, None, None]
+        w -= u
 
 
 def train_local(weights: np.ndarray, x: np.ndarray, y: np.ndarray, mask: np.ndarray, grid: np.ndarray,
@@ -151,8 +141,7 @@ def train_local(weights: np.ndarray, x: np.ndarray, y: np.ndarray, mask: np.ndar
     """
     clients, width, dim = x.shape
     live = live_epochs(grid, epochs)
-    groups = [_Group(weights, np.flatnonzero(live == e), grid, classes, e)
-              for e in sorted(set(live.tolist()), reverse=True)]
+    groups = [_Group(np.flatnonzero(live == e), grid, classes, e) for e in sorted(set(live.tolist()), reverse=True)]
     sizes = mask.sum(axis=1)
     orders = []
     for _ in range(epochs):
@@ -160,41 +149,47 @@ def train_local(weights: np.ndarray, x: np.ndarray, y: np.ndarray, mask: np.ndar
         keys = rng.random((clients, width))
         keys[~mask] = np.inf
         orders.append(np.argsort(keys, axis=1))
-    # Clients train independently: a few at a time go through all their epochs while their weights, momentum
-    # and logits stay in the processor's cache (a step through every client at once streamed them all from
-    # memory, and two workers then competed for it), with a cancel checkpoint between chunks.
+    source = weights.reshape(clients, dim, classes, -1)
+    out = np.empty((clients, dim, classes, len(grid)), dtype=np.float32)
+    # Clients train independently: a few at a time go through all their epochs while their weights, momentum and
+    # logits stay in the processor's cache (a step through every client at once streamed them all from memory),
+    # with a cancel checkpoint between chunks. Chunks take the clients largest first, so that under label skew a
+    # chunk's clients run out of data together instead of leaving one large client to step alone.
+    by_size = np.argsort(-sizes, kind="stable")
     per_client = 2 * dim * classes * len(grid) + batch * classes * len(grid)
     for part in work_slices(clients, per_client, budget=TRAIN_CHUNK):
-        _train_chunk(part, groups, orders, x, y, sizes, batch)
-    out = np.empty((clients, dim, classes, len(grid)), dtype=np.float32)
-    for group in groups:
-        out[..., group.index] = group.w.reshape(clients, dim, classes, -1)
+        chunk = by_size[part]
+        state = [group.start(source[chunk]) for group in groups]
+        _train_chunk(groups, state, [order[chunk] for order in orders], x[chunk], y[chunk], sizes[chunk], batch)
+        trained = np.empty((len(chunk), dim, classes, len(grid)), dtype=np.float32)
+        for group, (w, _) in zip(groups, state):
+            trained[..., group.index] = w.reshape(len(chunk), dim, classes, -1)
+        out[chunk] = trained
     return out.reshape(clients, dim, classes * len(grid))
 
 
-def _train_chunk(part: slice, groups, orders, x, y, sizes, batch) -> None:
-    """All the local epochs of the clients in ``part``, in place in ``groups``."""
-    own = sizes[part]
+def _train_chunk(groups, state, orders, x, y, sizes, batch) -> None:
+    """All the local epochs of one chunk of clients (their data ``x``, ``y``, ``sizes`` and per-epoch ``orders``),
+    in place in ``state``: each group's (w, u)."""
     for epoch, order in enumerate(orders):
-        training = [group for group in groups if epoch < group.epochs]
-        for group in training:
-            group.start_epoch(part, epoch)
-        for step in range(int(np.ceil(max(1, own.max()) / batch))):
-            count = np.clip(own - step * batch, 0, batch)
-            # A short last batch is cut to the longest one left in the chunk: the rows past it carry no example.
-            take = order[part, step * batch:step * batch + int(count.max())]
-            b = take.shape[1]
-            # A client whose data has run out takes no step: only the runs of clients with data are visited.
-            for run in _active_runs(count > 0):
-                clients = slice(part.start + run.start, part.start + run.stop)
-                rows = take[run]
-                weight = ((np.arange(b)[None, :] < count[run][:, None])
-                          / np.maximum(count[run], 1)[:, None]).astype(np.float32)
-                xb = np.take_along_axis(x[clients], rows[..., None], axis=1)                 # (n, b, D)
-                xbt = np.ascontiguousarray(np.swapaxes(xb, 1, 2))
-                label = np.take_along_axis(y[clients], rows, axis=1)
-                for group in training:
-                    group.step(clients, xb, xbt, label, weight)
+        training = [(group, w, u) for group, (w, u) in zip(groups, state) if epoch < group.epochs]
+        for group, _, u in training:
+            group.start_epoch(u, epoch)
+        for step in range(int(np.ceil(max(1, sizes.max()) / batch))):
+            count = np.clip(sizes - step * batch, 0, batch)
+            # Clients step together when their batches are equally long: full ones, and each length of a short
+            # last batch, so no row is padding. A client whose data has run out takes no step.
+            for b in np.unique(count[count > 0])[::-1].tolist():
+                take = order[:, step * batch:step * batch + b]
+                weight = np.full((1, b), 1.0 / b, dtype=np.float32)
+                for run in _active_runs(count == b):
+                    rows = take[run]
+                    xb = np.take_along_axis(x[run], rows[..., None], axis=1)                 # (n, b, D)
+                    xbt = np.ascontiguousarray(np.swapaxes(xb, 1, 2))
+                    label = np.take_along_axis(y[run], rows, axis=1)
+                    for group, w, u in training:
+                        group.step(w[run], u[run], epoch, xb, xbt, label,
+                                   np.broadcast_to(weight, (rows.shape[0], b)))
 
 
 def _active_runs(active: np.ndarray):
@@ -214,11 +209,11 @@ def predict_scores(weights: np.ndarray, x: np.ndarray, y: np.ndarray, mask: np.n
     clients = x.shape[0]
     logits = (x @ weights).reshape(clients, x.shape[1], classes, -1)                # (n, M, C, P)
     correct = logits.argmax(axis=2) == y[:, :, None]
-    shifted = logits - logits.max(axis=2, keepdims=True)
-    log_norm = np.log(np.exp(shifted).sum(axis=2))
-    true_logit = np.take_along_axis(shifted, np.broadcast_to(y[:, :, None, None], shifted.shape[:2] + (1,)
-                                                             + shifted.shape[3:]), axis=2)[:, :, 0]
-    loss = log_norm - true_logit
+    top = logits.max(axis=2, keepdims=True)
+    true_logit = np.take_along_axis(logits, np.broadcast_to(y[:, :, None, None], top.shape), axis=2)[:, :, 0]
+    logits -= top
+    np.exp(logits, out=logits)
+    loss = np.log(logits.sum(axis=2)) - (true_logit - top[:, :, 0])
     weight = (mask / np.maximum(mask.sum(axis=1, keepdims=True), 1))[:, :, None]
     return (correct * weight).sum(axis=1), (loss * weight).sum(axis=1)
 
@@ -227,3 +222,4 @@ def test_accuracy(weights: np.ndarray, x: np.ndarray, y: np.ndarray, classes: in
     """Accuracy of every candidate's global model (D, C * P) on the test split; shape (P,)."""
     logits = (x @ weights).reshape(x.shape[0], classes, -1)
     return (logits.argmax(axis=1) == y[:, None]).mean(axis=0)
+

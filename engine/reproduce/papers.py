@@ -30,19 +30,30 @@ def paper_runs(name: str) -> int:
     return int(getattr(module, "PAPER_RUNS", getattr(module, "LANDMINE_RUNS", 2)))
 
 
-def paper_cost(name: str, parts, runs: int, *, repetitions: int | None = None, training: str | None = None) -> Cost:
-    """The price of reproducing ``parts`` of paper ``name`` with ``runs`` runs: its module's measured
-    ``SECONDS_PER_RUN`` per part and run (score tables and training included, none cached) and ``MEMORY_MB``;
-    a module with a ``TRAINING_FACTOR`` (dp-hype) scales it by the training schedule asked for."""
+def paper_cost(name: str, parts, runs: int, *, repetitions: int | None = None, training: str | None = None,
+               workers: int = 1) -> Cost:
+    """The price of reproducing ``parts`` of paper ``name`` with ``runs`` runs on ``workers`` processes: its
+    module's measured ``SECONDS_PER_RUN`` per part and run (score tables and training included, none cached),
+    shared among the workers in its ``PARALLEL_PARTS``, and ``MEMORY_MB`` (plus ``WORKER_MEMORY_MB`` a worker
+    when a parallel part runs); a module with a ``TRAINING_FACTOR`` (dp-hype) scales it by the training asked
+    for."""
     module = paper_module(name)
+    parts = tuple(parts)
     shares = getattr(module, "PART_SHARES", None)     # a part's share of the run's price, when they differ
-    share = (sum(shares[p] for p in parts) if shares else len(tuple(parts)) / max(1, len(module.PARTS)))
-    seconds = module.SECONDS_PER_RUN * share * int(runs)
+    parallel = set(getattr(module, "PARALLEL_PARTS", ())) & set(parts)
+    workers = max(1, int(workers)) if parallel else 1
+
+    def share(part: str) -> float:
+        own = shares[part] if shares else 1.0 / max(1, len(module.PARTS))
+        return own / workers if part in parallel else own
+
+    seconds = module.SECONDS_PER_RUN * sum(share(p) for p in parts) * int(runs)
     factors = getattr(module, "TRAINING_FACTOR", {})
     seconds *= factors.get(training or getattr(module, "TRAINING", ""), 1.0)
     if repetitions is not None and hasattr(module, "SECONDS_PER_REPETITION"):
         seconds += module.SECONDS_PER_REPETITION * int(repetitions)
-    return Cost(seconds=seconds, memory_mb=module.MEMORY_MB, field="runs", knobs=("runs", "parts"))
+    memory = module.MEMORY_MB + (getattr(module, "WORKER_MEMORY_MB", 0.0) * workers if parallel else 0.0)
+    return Cost(seconds=seconds, memory_mb=memory, field="runs", knobs=("runs", "parts"))
 
 
 def run_paper(name: str, parts=None, runs: int | None = None, seed: int = 0, progress=None, **options) -> dict:
