@@ -36,6 +36,8 @@ import sys
 import time
 from pathlib import Path
 
+from benchmarks import save_results
+
 ROOT = Path(__file__).resolve().parents[1]
 
 SINGLE = {
@@ -123,11 +125,8 @@ def main(argv=None) -> dict:
         results["table-votes"] = table_votes(args.trials)
         results["tables_seconds"] = round(time.perf_counter() - start, 1)
     results["uptime_after"] = subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
-    text = json.dumps(results, indent=2)
-    print(text)
-    out_dir = ROOT / "benchmarks" / "results"
-    out_dir.mkdir(parents=True, exist_ok=True)
-    (out_dir / "bench_audit.json").write_text(text + "\n")
+    print(json.dumps(results, indent=2))
+    save_results("bench_audit.json", results)
     return results
 
 

@@ -34,6 +34,7 @@ from pathlib import Path
 
 import numpy as np
 
+from benchmarks import save_results
 from engine.fbo import FboConfig, Simulation, run_fbo
 from engine.fbo.presets import SYNTHETIC
 from engine.objectives.base import TableObjective
@@ -104,9 +105,7 @@ def main(argv=None) -> dict:
               f"CPU min {summary['cases'][name]['cpu_seconds_min']:.3f} s)", flush=True)
     summary["paper_within_target"] = summary["cases"]["paper"]["engine_seconds_min"] <= TARGET_SECONDS
     summary["load_average_at_end"] = list(os.getloadavg())
-    out = ROOT / "benchmarks" / "results" / "bench_fbo_synthetic.json"
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(summary, indent=2))
+    save_results("bench_fbo_synthetic.json", summary)
     print(json.dumps(summary))
     return summary
 

@@ -34,6 +34,8 @@ import os
 import time
 from pathlib import Path
 
+from benchmarks import RESULTS
+
 import numpy as np
 
 from engine.audit import ServerAudit, run_audit
@@ -83,7 +85,7 @@ def main(argv=None) -> int:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--reference", action="store_true", help="add the engine's own server game")
     parser.add_argument("--per-trial", action="store_true", help="only measure a trial's CPU time")
-    parser.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "bench_flower_audit.json"))
+    parser.add_argument("--out", default=str(RESULTS / "bench_flower_audit.json"))
     args = parser.parse_args(argv)
 
     if args.per_trial:

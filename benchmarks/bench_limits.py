@@ -24,6 +24,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+from benchmarks import save_results
+
 ROOT = Path(__file__).resolve().parents[1]
 
 CASES = [
@@ -258,9 +260,7 @@ def main() -> int:
         print(f"{tool:10s} {json.dumps(kw)[:70]:70s} seconds {row['estimated_seconds']:8.2f} est / "
               f"{row['measured_cpu_seconds']:7.2f} cpu   memory {row['estimated_mb']:9.1f} est / "
               f"{row['measured_peak_mb']:7.1f} MB", flush=True)
-    out = ROOT / "benchmarks" / "results" / "bench_limits.json"
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(dict(load=os.getloadavg(), rows=rows), indent=2))
+    save_results("bench_limits.json", dict(load=os.getloadavg(), rows=rows))
     return 0
 
 

@@ -31,6 +31,8 @@ import time
 import urllib.request
 from pathlib import Path
 
+from benchmarks import save_results
+
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 from benchmarks.loopback import cpu_seconds, image_config, image_environment, start_server, stop_server  # noqa: E402
@@ -199,9 +201,7 @@ def main() -> int:
         heavy_still_queued_at_end=result["heavy_queued_at_end"],
         server_cores_busy_during_light=result["server_cores_busy"])
     print(json.dumps({k: (round(v, 3) if isinstance(v, float) else v) for k, v in summary.items()}, indent=1))
-    out = ROOT / "benchmarks" / "results" / "bench_load.json"
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(dict(summary, **result), indent=1))
+    save_results("bench_load.json", dict(summary, **result), indent=1)
     return 0
 
 

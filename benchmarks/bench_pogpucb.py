@@ -36,6 +36,7 @@ from pathlib import Path
 
 import numpy as np
 
+from benchmarks import save_results
 from engine.pogpucb import TABLE_PRESETS, PoConfig, build_task, run_pogpucb
 from engine.pogpucb.curator import omega, sigma_min
 
@@ -130,9 +131,7 @@ def main(argv=None) -> int:
     for tab in out["tables"].values():
         print()
         print(markdown(tab))
-    results = ROOT / "benchmarks" / "results"
-    results.mkdir(parents=True, exist_ok=True)
-    (results / "bench_pogpucb.json").write_text(json.dumps(out, indent=2))
+    save_results("bench_pogpucb.json", out)
     return 0
 
 

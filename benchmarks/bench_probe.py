@@ -24,7 +24,6 @@ Prints a Markdown table and writes ``benchmarks/results/bench_probe-<label>.json
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import shutil
 import signal
@@ -36,6 +35,8 @@ import time
 import urllib.parse
 import urllib.request
 from pathlib import Path
+
+from benchmarks import save_results
 
 import psutil
 
@@ -397,9 +398,8 @@ def main() -> None:
             results.append(result)
             print(summary_line(result), flush=True)
         browser.close()
-    out = ROOT / "benchmarks" / "results" / f"bench_probe-{args.label or root.name}.json"
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(dict(root=str(root), load=os.getloadavg(), results=results), indent=1))
+    out = save_results(f"bench_probe-{args.label or root.name}.json",
+                       dict(root=str(root), load=os.getloadavg(), results=results), indent=1)
     shutil.rmtree(workdir, ignore_errors=True)
     print(f"written {out}")
 

@@ -37,6 +37,8 @@ import sys
 import time
 from pathlib import Path
 
+from benchmarks import RESULTS
+
 ROOT = Path(__file__).resolve().parents[1]
 
 TARGET_SECONDS = 300.0          # the landmine part at 100 runs
@@ -158,7 +160,7 @@ def main(argv=None) -> dict:
     parser.add_argument("--blocks", action="store_true", help="time one block of typical settings of every part")
     parser.add_argument("--save", default=None, help="with --blocks: keep the curves in this .npz file")
     parser.add_argument("--compare", default=None, help="with --blocks: check the curves against this .npz file")
-    parser.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "bench_reproduce.json"))
+    parser.add_argument("--out", default=str(RESULTS / "bench_reproduce.json"))
     args = parser.parse_args(argv)
 
     from engine.objectives import build_objective

@@ -33,6 +33,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from benchmarks import save_results
+
 ROOT = Path(__file__).resolve().parents[1]
 
 TARGET_SECONDS = 120.0
@@ -146,9 +148,7 @@ def main(argv=None) -> int:
     best = min(r["seconds"] for t in result["timings"].values() for r in t["runs"])
     result["fastest_seconds"] = best
     result["within_target"] = bool(best <= TARGET_SECONDS) if result["sweep"] == "landmine fig3a" else None
-    out_dir = ROOT / "benchmarks" / "results"
-    out_dir.mkdir(parents=True, exist_ok=True)
-    (out_dir / "bench_sweep.json").write_text(json.dumps(result, indent=2))
+    save_results("bench_sweep.json", result)
     print(json.dumps(result, indent=2))
     return 0
 

@@ -30,6 +30,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from benchmarks import RESULTS
+
 ROOT = Path(__file__).resolve().parents[1]
 
 CHECKPOINTS = (0, 10, 30, 60)
@@ -110,7 +112,7 @@ def main(argv=None) -> dict:
     parser.add_argument("--repeats", type=int, default=3, help="timed landmine DP-FTS-DE runs")
     parser.add_argument("--runs", type=int, default=10, help="runs per algorithm for the curves")
     parser.add_argument("--skip-curves", action="store_true")
-    parser.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "bench_tables.json"))
+    parser.add_argument("--out", default=str(RESULTS / "bench_tables.json"))
     args = parser.parse_args(argv)
 
     cache = args.cache_dir or tempfile.mkdtemp(prefix="dpbo-bench-tables-")

@@ -16,11 +16,11 @@ Writes ``benchmarks/results/bench_tradeoff_defaults.json``.
 from __future__ import annotations
 
 import argparse
-import json
 import tempfile
 import time
 from pathlib import Path
 
+from benchmarks import save_results
 from engine.sweep import SweepSpec, read_table, run_sweep
 from engine.sweep.analysis import pair_differences
 from engine.sweep.values import parse_lines
@@ -84,9 +84,7 @@ def main() -> None:
         r = results[-1]
         print(f"seed {seed}: {r['seconds']} s, ordered {r['ordered']} of {r['pairs']}, beyond 1 s.e. "
               f"{r['beyond_one_se']} of {r['pairs']}; z = {', '.join(f'{v:.2f}' for v in z)}", flush=True)
-    path = ROOT / "benchmarks" / "results" / "bench_tradeoff_defaults.json"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(results, indent=1))
+    save_results("bench_tradeoff_defaults.json", results, indent=1)
 
 
 if __name__ == "__main__":
