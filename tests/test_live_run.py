@@ -7,6 +7,8 @@ import time
 
 from streamlit.testing.v1 import AppTest
 
+from tests.page_runs import click_run
+
 
 def page():
     import streamlit as st
@@ -52,13 +54,7 @@ def page():
 
 
 def run_page(**state) -> AppTest:
-    at = AppTest.from_function(page, default_timeout=60)
-    for key, value in state.items():
-        at.session_state[key] = value
-    at.run()
-    at.button(key="go").click().run()
-    assert not at.exception, at.exception
-    return at
+    return click_run(page, **state)
 
 
 def test_lines_grow_together_and_every_item_is_drawn_without_throttling():

@@ -111,13 +111,20 @@ def test_the_stand_ins_train_as_asked_and_say_so():
                              load_table=_fake_table, training="short")["title"]
 
 
-def test_the_price_of_dp_hype_follows_its_training():
+def test_the_price_of_dp_hype_follows_its_training_and_its_workers():
+    from engine.reproduce.dp_hype import MEMORY_MB, SECONDS_PER_RUN, TRAINING_FACTOR, WORKER_MEMORY_MB
     from engine.reproduce.papers import paper_cost
 
     paper, short = (paper_cost("dp-hype", ("data",), 20, training=t).seconds for t in ("paper", "short"))
-    assert paper == pytest.approx(10 * short) and paper_cost("dp-hype", ("data",), 20).seconds == paper
-    # The data part is the price; 20 runs at the paper's schedule cost hours, not the 20-minute target.
-    assert paper > 4 * 3600 and paper_cost("dp-hype", ("noise", "communication"), 20).seconds == 0
+    assert short == pytest.approx(TRAINING_FACTOR["short"] * paper)
+    assert paper_cost("dp-hype", ("data",), 20).seconds == paper
+    assert paper == pytest.approx(0.98 * 20 * SECONDS_PER_RUN)
+    # The score tables are shared among the workers; the parts without tables are not.
+    two = paper_cost("dp-hype", ("data", "labels"), 20, workers=2)
+    assert two.seconds == pytest.approx(20 * SECONDS_PER_RUN * (0.98 / 2 + 0.02))
+    assert two.memory_mb == MEMORY_MB + 2 * WORKER_MEMORY_MB
+    assert paper_cost("dp-hype", ("labels",), 20, workers=2).memory_mb == MEMORY_MB
+    assert paper_cost("dp-hype", ("noise", "communication"), 20).seconds == 0
 
 
 def test_reproduce_cli_dp_hype_light_parts(capsys):

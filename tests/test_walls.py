@@ -11,6 +11,8 @@ import time
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from tests.page_runs import click_run
+
 from engine.cancel import Cancelled, CancelToken
 from engine.hosting import HEAVY_NICENESS
 from engine.walls import MEMORY, TIME, WORKER_NICENESS, Wall, WallHit, run_walled, use_workers
@@ -142,13 +144,7 @@ def page():
 
 
 def run_page(**state) -> AppTest:
-    at = AppTest.from_function(page, default_timeout=60)
-    for key, value in state.items():
-        at.session_state[key] = value
-    at.run()
-    at.button(key="go").click().run()
-    assert not at.exception, at.exception
-    return at
+    return click_run(page, **state)
 
 
 def test_a_page_run_in_a_worker_draws_the_same_records():

@@ -14,6 +14,7 @@ quarter of its share (at least one example) as its local validation split.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 
@@ -57,6 +58,13 @@ def load_dataset(name: str) -> tuple[np.ndarray, np.ndarray]:
         return load_standin(name)
     data = getattr(sklearn.datasets, HYPE_DATASETS[name][0])()
     return np.asarray(data.data, dtype=float), np.asarray(data.target, dtype=int)
+
+
+@lru_cache(maxsize=8)
+def dataset_digest(name: str) -> str:
+    """sha256 of data set ``name``'s features and labels (the score tables' cache key), hashed once per process:
+    a bundled or generated set cannot change while the process runs."""
+    return array_digest(*load_dataset(name))
 
 
 def stratified_test_split(labels: np.ndarray, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
@@ -168,7 +176,7 @@ def client_label_counts(name: str, n_clients: int, alpha: float | None, seed: in
 def client_data(name: str, n_clients: int, alpha: float | None, seed: int) -> ClientData:
     """Split data set ``name`` among ``n_clients`` (see the module docstring); seeded by ``seed``."""
     features, labels = load_dataset(name)
-    digest = array_digest(features, labels)
+    digest = dataset_digest(name)
     train, test, shares = _split(labels, n_clients, alpha, seed)
     mean = features[train].mean(axis=0)
     scale = features[train].std(axis=0)

@@ -25,8 +25,7 @@ import numpy as np
 from engine.cache import cached_arrays
 from engine.cancel import checkpoint
 from engine.hype.standins import STANDIN_EPOCHS, STANDIN_ROUNDS, is_standin
-from engine.hype.datasets import MIN_PER_CLIENT, TEST_FRACTION, VALIDATION_FRACTION, client_data, load_dataset
-from engine.objectives.datasets import array_digest
+from engine.hype.datasets import MIN_PER_CLIENT, TEST_FRACTION, VALIDATION_FRACTION, client_data, dataset_digest
 from engine.blas import blas_kernel, single_threaded_blas
 from engine.validation import check_choice
 from engine.hype.training import (
@@ -114,9 +113,8 @@ def score_description(dataset: str, clients: int, alpha: float | None, seed: int
                       training: str | None = None) -> dict:
     """What a score table depends on: the cache key."""
     rounds, epochs = schedule(dataset, training)
-    features, labels = load_dataset(dataset)
     return {"task": "dp-hype-scores", "version": SCORES_VERSION, "dataset": dataset,
-            "data_sha256": array_digest(features, labels), "clients": int(clients),
+            "data_sha256": dataset_digest(dataset), "clients": int(clients),
             "alpha": None if alpha is None else float(alpha), "seed": int(seed), "grid": candidate_grid().tolist(),
             "epochs": epochs, "rounds": rounds, "batch": BATCH,
             "test_fraction": TEST_FRACTION,

@@ -16,6 +16,10 @@ CONCLUSIONS = {
     ("po-gp-ucb", "Fig. 2b"): "Stand-in: GP-UCB itself leaves 0.27 on loan-like; the private settings' extra "
                                "regret is within two standard errors.",
     ("po-gp-ucb", "Fig. 2c"): "Stand-in: the three ε differ by less than two standard errors (0.015-0.03).",
+    ("po-gp-ucb", "App. A"): (
+        "Not significant, not reversed: e^0.9 leaves 0.015 and e^0 0.019 (+0.004 ± 0.003 over 50 paired runs); both "
+        "lift the inputs and both regrets stay below 0.02 on this smooth 2-D function, so 50 runs cannot separate "
+        "them. e^1.1 (no lift) against e^0.9 holds."),
     ("dp-hype", "Fig. 5"): (
         "Digits: at n = 250 a client trains on about 4 examples and a bad candidate collects the most clean votes; "
         "the stand-ins, with the paper's client sizes, hold. Cifar-like RANDGUESS (0.23, paper about 0.40): our "

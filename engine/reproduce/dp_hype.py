@@ -42,18 +42,23 @@ from engine.validation import check_choice, check_int
 PARTS = ("simulation", "communication", "noise", "data", "labels")
 PAPER_REPETITIONS = 5000        # Sec. V-B: "After 5000 repetitions"
 PAPER_RUNS = 20                 # Sec. VI-B: "20 runs"
-# The price of a reproduction (engine.reproduce.papers.paper_cost): measured on the 2-core development machine,
-# 248 s of CPU for 6 runs of every part with half of the score tables cached, so about 80 s per run uncached;
-# twice that per run, plus the Fig. 2 simulations per repetition, and the stand-ins' arrays in memory.
-SECONDS_PER_RUN = 160.0
+# The price of a reproduction (engine.reproduce.papers.paper_cost), measured on the 2-core development machine with
+# the paper's training and no score table cached: the data part's 48 tables a run took 138 s of CPU per run (2 runs,
+# 2 workers, the environment's pinned Haswell BLAS kernel; 130 s with the kernel numpy picks itself, 20 runs);
+# priced at 1.5 times that, shared among the workers (PARALLEL_PARTS), plus the Fig. 2 simulations per repetition.
+SECONDS_PER_RUN = 210.0
 # Nearly all of it is the data part's score tables (the simulations are priced per repetition).
 PART_SHARES = {"simulation": 0.0, "communication": 0.0, "noise": 0.0, "data": 0.98, "labels": 0.02}
-# The stand-ins' score tables at the paper's 5 x 5 cost 7-10 times the reduced 2 x 1 (engine.hype.scores): 20 runs
-# at 5 x 5 are priced at about 8.9 h, three times the 2.5-3 h of CPU extrapolated from the measured tables.
+PARALLEL_PARTS = ("data",)
+# The reduced 2 x 1 schedule costs about a fifth of the paper's 5 x 5 per stand-in table (engine.hype.scores);
+# digits trains 5 x 5 either way: a quarter in all.
 TRAINING = "paper"
-TRAINING_FACTOR = {"paper": 10.0, "short": 1.0}
+TRAINING_FACTOR = {"paper": 1.0, "short": 0.25}
 SECONDS_PER_REPETITION = 0.01
-MEMORY_MB = 1500.0
+# The main process (the stand-ins' arrays, every cell's votes) and each worker building score tables (its
+# stand-in, one table's client data and a chunk's training; n = 250 at most).
+MEMORY_MB = 400.0
+WORKER_MEMORY_MB = 500.0
 VOTES_PER_RUN = 100             # noisy votes averaged per run and epsilon (the score table is fixed)
 K = 5                           # Sec. VI-B: k = 5
 DELTA = 1e-5
