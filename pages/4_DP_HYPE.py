@@ -61,7 +61,7 @@ st.write(
 opening.note()
 preset = preset_in_view(values, {name: preset_values for name, (_, preset_values) in controls.PRESETS.items()})
 paper_note("dp-hype", preset_figure(preset) if preset else None)   # a reproduced figure: its stored verdicts
-stored_data_figure("dp-hype", preset_figure(preset) if preset else None)   # Figs. 7-8: the stored label mix
+stored_data_figure("dp-hype", preset_figure(preset) if preset else None, setting=values)   # the stored figure
 
 config = None
 try:

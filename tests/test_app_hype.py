@@ -110,8 +110,9 @@ def test_fig2a_grid_is_drawn_when_asked(page):
     assert any("Paper Fig. 2a" in header.value for header in page.subheader)
 
 
-@pytest.mark.parametrize("preset, figure", [("fig2a", "Fig. 2a"), ("fig2b", "Fig. 2b"), ("fig5-mnist", "Fig. 5"),
-                                            ("fig7-cifar", "Fig. 7"), ("fig8-adult", "Fig. 8")])
+@pytest.mark.parametrize("preset, figure", [("fig2a", "Fig. 2a"), ("fig2b", "Fig. 2b"), ("fig4-cifar", "Fig. 4"),
+                                            ("fig5-mnist", "Fig. 5"), ("fig7-cifar", "Fig. 7"),
+                                            ("fig8-adult", "Fig. 8"), ("fig9-mnist", "Fig. 9")])
 def test_a_reproduced_figures_preset_quotes_its_stored_verdicts(page, preset, figure):
     from engine.reproduce.stored_papers import figure_note
 
@@ -122,8 +123,14 @@ def test_a_reproduced_figures_preset_quotes_its_stored_verdicts(page, preset, fi
     assert len(shown) == 1 and note.headline in shown[0]
     if preset == "fig5-mnist":
         assert page.selectbox(key="hype_dataset").value == "mnist-like"
-    # Figs. 7-8 are data figures: the stored label mix of the first clients is drawn beside the verdicts.
+    # The data figures are drawn from the stored reproduction beside the verdicts: Figs. 7-8 the label mix of the
+    # first clients, Figs. 4 and 9 the candidates' accuracies, Fig. 5 the preset's setting against epsilon.
     titles = [json.loads(chart.proto.spec)["layout"]["title"]["text"] for chart in page.get("plotly_chart")]
-    drawn = [t.split(",")[0] for t in titles if t.startswith(figure + ":")]
+    drawn = [t.split(",")[0] if t.startswith(figure + ":") else t for t in titles
+             if t.startswith((figure + ":", figure + " (stored"))]
     assert drawn == {"Fig. 7": ["Fig. 7: mnist-like stand-in", "Fig. 7: cifar-like stand-in"],
-                     "Fig. 8": ["Fig. 8: adult-like stand-in"]}.get(figure, [])
+                     "Fig. 8": ["Fig. 8: adult-like stand-in"],
+                     "Fig. 4": ["Fig. 4 (stored, n = 100, iid): the 100 candidates' test accuracies"],
+                     "Fig. 5": ["Fig. 5 (stored): mnist-like, n = 100, iid, 20 runs"],
+                     "Fig. 9": ["Fig. 9 (stored, n = 50, mnist-like): the 100 candidates' test accuracies"],
+                     }.get(figure, [])

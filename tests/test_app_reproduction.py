@@ -45,11 +45,14 @@ def test_the_page_shows_the_stored_curves_verdicts_and_checkpoints(name):
     at = page(part=name)
     stored = stored_part(name).payload
     assert not at.error and not [w for w in at.warning if w.value.startswith("Only")]   # 100 runs: a test
-    # The part's curves, and further down DP-HYPE's stored label distributions (Figs. 7-8, one chart per stand-in).
+    # The part's curves, and further down DP-HYPE's stored data figures: the label distributions (Figs. 7-8, one
+    # chart per stand-in), the candidates' accuracies (Figs. 4 and 9) and accuracy against epsilon (5, 6, 10, 11).
     labels = [t for t in chart_titles(at) if t.startswith(("Fig. 7:", "Fig. 8:"))]
     assert [t.split(",")[0] for t in labels] == ["Fig. 7: mnist-like stand-in", "Fig. 7: cifar-like stand-in",
                                                  "Fig. 8: adult-like stand-in"]
-    [title] = [t for t in chart_titles(at) if t not in labels]
+    hype = [t.split(" (stored")[0] for t in chart_titles(at) if " (stored" in t]
+    assert sorted(hype) == ["Fig. 10", "Fig. 11", "Fig. 4", "Fig. 5", "Fig. 6", "Fig. 9"]     # each once
+    [title] = [t for t in chart_titles(at) if t not in labels and " (stored" not in t]
     assert f"{stored['runs']} runs" in title and "s.e. over runs" in title
     verdicts, checkpoints = at.table[0].value, checkpoint_frame(at)
     assert list(verdicts["the paper claims"]) == [c["claim"] for c in stored["claims"]]

@@ -187,3 +187,24 @@ def test_reproduce_all_runs_every_registered_paper_and_sums_up_their_claims(caps
     # --runs is a scale: at most each paper's own count.
     assert sorted(ran) == sorted((p, 3) for p in PAPERS if p not in cli.FBO_PAPERS)
     assert [r["paper"] for r in payload["summary"]] == [p for p in PAPERS if p not in cli.FBO_PAPERS]
+
+
+def test_the_stored_data_figures_are_the_stored_cells():
+    """Figs. 5/6/10/11 draw a stored cell's means and intervals over its runs; Figs. 4/9 the candidates' accuracies,
+    every run's 100 candidates counted once per histogram (App. D's alpha = 2 stands for 0.5 on Adult at n = 250)."""
+    from engine.reproduce.dp_hype_figures import candidate_histograms, cell_curve, find_cell
+    from engine.reproduce.stored_papers import stored_payload
+
+    part = stored_payload("dp-hype")["parts"]["data"]
+    cell = find_cell(part, "mnist-like", 100, None)
+    curve = cell_curve(cell)
+    assert curve["runs"] == len(cell["opt"]) and curve["epsilons"][-1] == math.inf
+    assert curve["hype"][-1, 0] == pytest.approx(np.mean(cell["accuracy"]["inf"]))
+    assert curve["hype"][0, 1] < curve["hype"][0, 0] < curve["hype"][0, 2]
+    assert curve["opt"] == pytest.approx(np.mean(cell["opt"])) and curve["opt_ci"][0] < curve["opt"]
+    assert find_cell(part, "adult-like", 250, 0.5)["alpha"] == 2.0
+    four = candidate_histograms(part, "Fig. 4")
+    assert {h["name"] for h in four} == {"mnist-like", "cifar-like", "adult-like", "digits"}
+    assert all(h["counts"].sum() == pytest.approx(100) for h in four)
+    nine = candidate_histograms(part, "Fig. 9", "cifar-like")
+    assert [h["name"] for h in nine] == ["iid", "α = 30", "α = 5", "α = 0.5"]

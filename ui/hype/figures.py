@@ -205,3 +205,21 @@ def label_distribution_figure(cells: Sequence[dict], title: str) -> go.Figure:
                       template="plotly_white", margin=dict(l=60, r=20, t=70, b=50),
                       legend=dict(orientation="h", yanchor="top", y=-0.22, x=0.0))
     return fig
+
+
+def candidate_histogram_figure(histograms: Sequence[dict], title: str) -> go.Figure:
+    """The paper's Figs. 4 and 9: how many candidates reach each test accuracy, one line of bars per shown cell
+    (``{"name", "edges", "counts"}``, mean counts over runs; engine.reproduce.dp_hype_figures)."""
+    fig = go.Figure()
+    for i, hist in enumerate(histograms):
+        edges = np.asarray(hist["edges"], dtype=float)
+        centres = (edges[:-1] + edges[1:]) / 2
+        fig.add_trace(go.Bar(x=centres, y=hist["counts"], width=(edges[1] - edges[0]) * 0.9, name=hist["name"],
+                             marker_color=K_PALETTE[i % len(K_PALETTE)], opacity=0.75,
+                             hovertemplate=f"{hist['name']}: %{{y:.1f}} candidates near accuracy %{{x:.2f}}"
+                                           "<extra></extra>"))
+    fig = style(fig, title=title, x="test accuracy of the candidate (federated averaging)",
+                y="candidates (mean over runs)")
+    fig.update_layout(barmode="overlay")
+    fig.update_xaxes(range=[0, 1])
+    return fig

@@ -129,15 +129,25 @@ def paper_note(paper: str, figure: str | None, where=None) -> None:
                     f"({REPRODUCTION.url_path}#{anchor(paper, figure)})")
 
 
-def stored_data_figure(paper: str, figure: str | None, where=None, payload: dict | None = None) -> None:
-    """The stored reproduction's data figure of ``figure`` when it has one (DP-HYPE's Figs. 7-8: the label mix
-    of the first clients under the Dirichlet split), else nothing."""
+def stored_data_figure(paper: str, figure: str | None, where=None, payload: dict | None = None,
+                       setting: dict | None = None) -> None:
+    """The stored reproduction's data figure of ``figure`` when it has one, else nothing. DP-HYPE: Figs. 7-8, the
+    label mix of the first clients under the Dirichlet split; Figs. 4 and 9, the candidates' test accuracies;
+    Figs. 5, 6, 10 and 11, the test accuracy against epsilon of the cell of ``setting`` (a preset's data set,
+    clients and alpha; default: the page preset's, engine.reproduce.dp_hype_figures.FIGURE_CELLS)."""
+    from engine.reproduce.dp_hype_figures import CURVE_FIGURES, HISTOGRAM_FIGURES
     from engine.reproduce.dp_hype_labels import FIGURES
     from engine.reproduce.stored_papers import stored_payload
 
-    if paper != "dp-hype" or figure not in set(FIGURES.values()):
+    if paper != "dp-hype" or figure not in set(FIGURES.values()) | set(CURVE_FIGURES) | set(HISTOGRAM_FIGURES):
         return
-    part = ((payload or stored_payload(paper) or {}).get("parts") or {}).get("labels")
+    parts = (payload or stored_payload(paper) or {}).get("parts") or {}
+    key = f"{paper}_{figure}".replace(" ", "").replace(".", "")
+    if figure in CURVE_FIGURES or figure in HISTOGRAM_FIGURES:
+        if parts.get("data"):
+            _stored_accuracy(parts["data"], figure, key, where, setting)
+        return
+    part = parts.get("labels")
     if not part:
         return
     from ui.hype.figures import label_distribution_figure
@@ -147,9 +157,41 @@ def stored_data_figure(paper: str, figure: str | None, where=None, payload: dict
         if cells:
             show(label_distribution_figure(cells, f"{figure}: {dataset} stand-in, {part['shown_clients']} of "
                                                   f"{part['clients']} clients (run 0)"),
-                 key=f"{paper}_{figure}_{dataset}_labels".replace(" ", "").replace(".", ""), where=where,
+                 key=f"{key}_{dataset}_labels", where=where,
                  about="Each bar is one client's local data set (training and validation), split into its labels: "
                        "the engine's own Dirichlet split, the same one its score tables train on.")
+
+
+def _stored_accuracy(part: dict, figure: str, key: str, where, setting: dict | None) -> None:
+    from engine.reproduce.dp_hype_figures import FIGURE_CELLS, HISTOGRAM_FIGURES, candidate_histograms, \
+        cell_curve, find_cell
+    from ui.hype.figures import accuracy_figure, candidate_histogram_figure
+
+    runs = f"{part['runs']} runs, {part.get('training_label', '')}"
+    if figure in HISTOGRAM_FIGURES:
+        dataset = (setting or {}).get("dataset")
+        where_cells = "n = 100, iid" if figure == "Fig. 4" else f"n = 50, {dataset or 'mnist-like'}"
+        show(candidate_histogram_figure(candidate_histograms(part, figure, dataset if figure == "Fig. 9" else None),
+                                        f"{figure} (stored, {where_cells}): the 100 candidates' test accuracies"),
+             key=f"{key}_hist", where=where,
+             about=f"How many of the 100 candidates of Table III reach each test accuracy after federated averaging, "
+                   f"mean over the stored reproduction's {runs} (stand-ins).")
+        return
+    dataset, clients, alpha = FIGURE_CELLS[figure]
+    if setting and setting.get("mode") == "data":
+        dataset, clients = setting.get("dataset", dataset), setting.get("clients", clients)
+        alpha = None if setting.get("split") == "iid" else setting.get("alpha", alpha)
+    cell = find_cell(part, dataset, clients, alpha)
+    if cell is None:
+        return
+    curve = cell_curve(cell)
+    split = "iid" if cell["alpha"] is None else f"α = {cell['alpha']:g}"
+    show(accuracy_figure(curve["epsilons"], curve["hype"], curve["opt"], curve["randguess"], opt_ci=curve["opt_ci"],
+                         randguess_ci=curve["randguess_ci"],
+                         title=f"{figure} (stored): {dataset}, n = {clients}, {split}, {curve['runs']} runs"),
+         key=f"{key}_curve", where=where,
+         about=f"The stored reproduction's test accuracy of the chosen candidate against ε (mean and 95 % interval "
+               f"over {runs}), with OPT and RANDGUESS.")
 
 
 def preset_note(figure: str, where=None) -> None:
