@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
+
 import numpy as np
 
 from engine.fbo import FboConfig, run_fbo
@@ -93,3 +96,19 @@ def test_the_paper_parts_share_the_lines_they_repeat():
     assert [keys("landmine-renyi")[k] for k in shared] == ["ts"]        # DP lines differ in sampling
     shared = set(keys("synthetic")) & set(keys("synthetic-appendix"))
     assert sorted(keys("synthetic-appendix")[k] for k in shared) == ["dp S=11", "fts-de", "ts"]
+
+
+def test_a_failing_block_on_workers_ends_the_command_with_one_sentence(tmp_path):
+    """A worker's error (here the landmine file missing) reaches the command line as its one sentence: no
+    traceback of the worker pool being shut down around it (loky printed one when workers were killed while it
+    handed out the next block)."""
+    import subprocess
+    import sys
+
+    env = {**os.environ, "DPBO_DATA_DIR": str(tmp_path), "DPBO_CACHE_DIR": str(tmp_path / "cache")}
+    done = subprocess.run([sys.executable, "-m", "engine", "reproduce", "dp-fts-de", "--parts", "landmine",
+                           "--runs", "2", "--workers", "2", "--quiet"], capture_output=True, text=True, timeout=120,
+                          env=env, cwd=Path(__file__).resolve().parents[1])
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr.startswith("error: The landmine data set is unavailable")
+    assert len(done.stderr.strip().splitlines()) == 1, done.stderr

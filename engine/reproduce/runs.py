@@ -139,15 +139,22 @@ def _in_processes(todo: list, jobs: int, work: Callable):
         return {executor.submit(work, key, item) for key, item in itertools.islice(queue, count)}
 
     pending = submit(jobs)
+    failed = False
     try:
         while pending:
             checkpoint()
             finished, pending = wait(pending, timeout=POLL_SECONDS, return_when=FIRST_COMPLETED)
-            pending |= submit(len(finished))
+            failed = any(f.exception() is not None for f in finished)
+            if not failed:
+                pending |= submit(len(finished))
             for future in finished:
                 yield future.result()
     finally:
-        executor.shutdown(wait=True, kill_workers=True)
+        if failed:
+            # A task failed (its error goes up as one sentence): the few still running end on their own, since
+            # killing them while loky's manager thread hands out work made it print a traceback.
+            wait(pending)
+        executor.shutdown(wait=True, kill_workers=not failed)
 
 
 def block_progress(needs: Mapping[str, set], cache: Mapping, progress: Callable[[str, int, int], None] | None):
