@@ -208,18 +208,18 @@ def label_distribution_figure(cells: Sequence[dict], title: str) -> go.Figure:
 
 
 def candidate_histogram_figure(histograms: Sequence[dict], title: str) -> go.Figure:
-    """The paper's Figs. 4 and 9: how many candidates reach each test accuracy, one line of bars per shown cell
+    """The paper's Figs. 4 and 9: how many candidates reach each test accuracy, one panel per shown cell
     (``{"name", "edges", "counts"}``, mean counts over runs; engine.reproduce.dp_hype_figures)."""
-    fig = go.Figure()
-    for i, hist in enumerate(histograms):
+    fig = make_subplots(rows=1, cols=max(1, len(histograms)), shared_yaxes=True, horizontal_spacing=0.03,
+                        subplot_titles=[hist["name"] for hist in histograms])
+    for col, hist in enumerate(histograms, start=1):
         edges = np.asarray(hist["edges"], dtype=float)
-        centres = (edges[:-1] + edges[1:]) / 2
-        fig.add_trace(go.Bar(x=centres, y=hist["counts"], width=(edges[1] - edges[0]) * 0.9, name=hist["name"],
-                             marker_color=K_PALETTE[i % len(K_PALETTE)], opacity=0.75,
+        fig.add_trace(go.Bar(x=(edges[:-1] + edges[1:]) / 2, y=hist["counts"], width=(edges[1] - edges[0]) * 0.9,
+                             name=hist["name"], showlegend=False, marker_color=K_PALETTE[(col - 1) % len(K_PALETTE)],
                              hovertemplate=f"{hist['name']}: %{{y:.1f}} candidates near accuracy %{{x:.2f}}"
-                                           "<extra></extra>"))
-    fig = style(fig, title=title, x="test accuracy of the candidate (federated averaging)",
-                y="candidates (mean over runs)")
-    fig.update_layout(barmode="overlay")
-    fig.update_xaxes(range=[0, 1])
+                                           "<extra></extra>"), row=1, col=col)
+        fig.update_xaxes(range=[0, 1], tickvals=[0, 0.5, 1], title_text="test accuracy", row=1, col=col)
+    fig.update_yaxes(title_text="candidates (mean over runs)", row=1, col=1)
+    fig.update_layout(title=dict(text=title, x=0.0, xanchor="left"), height=340, template="plotly_white",
+                      margin=dict(l=60, r=20, t=80, b=50))
     return fig

@@ -175,7 +175,8 @@ def _stored_accuracy(part: dict, figure: str, key: str, where, setting: dict | N
                                         f"{figure} (stored, {where_cells}): the 100 candidates' test accuracies"),
              key=f"{key}_hist", where=where,
              about=f"How many of the 100 candidates of Table III reach each test accuracy after federated averaging, "
-                   f"mean over the stored reproduction's {runs} (stand-ins).")
+                   f"mean over the stored reproduction's {runs} (the paper's data sets replaced by stand-ins, and "
+                   f"scikit-learn's digits).")
         return
     dataset, clients, alpha = FIGURE_CELLS[figure]
     if setting and setting.get("mode") == "data":
