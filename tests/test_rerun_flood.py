@@ -72,21 +72,31 @@ def _rerun_message() -> bytes:
     return msg.SerializeToString()
 
 
-async def _flood(port: int) -> dict:
-    from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+async def _connect(port: int):
     from tornado.websocket import websocket_connect
 
-    ws = await websocket_connect(f"ws://127.0.0.1:{port}/_stcore/stream", subprotocols=["streamlit"])
+    return await websocket_connect(f"ws://127.0.0.1:{port}/_stcore/stream", subprotocols=["streamlit"])
+
+
+async def _next_type(ws) -> str | None:
+    """The type of the server's next message on ``ws`` (None when the stream closed)."""
+    from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+
+    data = await ws.read_message()
+    if data is None:
+        return None
+    msg = ForwardMsg()
+    msg.ParseFromString(data)
+    return msg.WhichOneof("type")
+
+
+async def _flood(port: int) -> dict:
+    ws = await _connect(port)
     runs, health = [], []
 
     async def read():
-        while True:
-            data = await ws.read_message()
-            if data is None:
-                return
-            msg = ForwardMsg()
-            msg.ParseFromString(data)
-            if msg.WhichOneof("type") == "new_session":
+        while (kind := await _next_type(ws)) is not None:
+            if kind == "new_session":
                 runs.append(time.monotonic())
 
     async def probe():
@@ -118,19 +128,10 @@ async def _flood(port: int) -> dict:
 async def _warm(port: int) -> None:
     """One whole run of the page first (a fresh checkout imports and compiles the engine on its first run), so
     the flood's CPU is the server's answer to the flood, not a cold start whose cost depends on the machine."""
-    from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
-    from tornado.websocket import websocket_connect
-
-    ws = await websocket_connect(f"ws://127.0.0.1:{port}/_stcore/stream", subprotocols=["streamlit"])
+    ws = await _connect(port)
     await ws.write_message(_rerun_message(), binary=True)
-    while True:
-        data = await ws.read_message()
-        if data is None:
-            break
-        reply = ForwardMsg()
-        reply.ParseFromString(data)
-        if reply.WhichOneof("type") == "script_finished":
-            break
+    while await _next_type(ws) not in (None, "script_finished"):
+        pass
     ws.close()
 
 

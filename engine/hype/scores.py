@@ -40,7 +40,7 @@ from engine.hype.training import (
     train_local,
 )
 
-SCORES_VERSION = 2   # 2: class-major weights, learning rate folded into momentum (rounding differs)
+SCORES_VERSION = 3   # 2: class-major weights, scaled momentum; 3: equally long batches step together (rounding)
 
 
 # How the stand-ins' score tables train: the paper's federated averaging (5 rounds of 5 local epochs, batch 64)

@@ -19,10 +19,10 @@ All clients x candidates train together as one tensor of weights with shape
 candidates side by side, so that the softmax reduces over a middle axis): one
 matrix product per step serves every candidate. Candidates with decay 0 (whose
 learning rate is zero after the first epoch) form a group of their own that
-stops after it. A few clients at a time go through all their epochs while their
-weights stay in the processor's cache. Clients whose share is shorter than the
-longest one skip the missing batches (no step, as a loop over their data
-would), and a short last batch is cut to the longest one left in the chunk.
+stops after it. A few clients at a time (largest first) go through all their
+epochs while their weights stay in the processor's cache. Within a step, the
+clients whose batches are equally long step together, so no padded row is
+computed; a client whose data has run out takes no step.
 """
 
 from __future__ import annotations
@@ -39,8 +39,9 @@ MOMENTA = (0.0, 0.9)
 EPOCHS = 5   # local epochs (paper Sec. VI-B)
 ROUNDS = 5   # federated averaging rounds (paper Sec. VI-B)
 BATCH = 64   # paper Sec. VI-B
-# Numbers one chunk of clients may touch in a training step: large chunks keep numpy's batched products
-# efficient (about 0.1 s each), and still come several times a second for a cancel checkpoint.
+# Numbers one chunk of clients may hold while it trains through all its epochs (weights, momentum, logits): a few
+# clients, so that they stay in the processor's cache (4-5 at the stand-ins' 100 candidates x 10 classes, the
+# fastest measured), with a cancel checkpoint between chunks.
 TRAIN_CHUNK = CHUNK_ELEMENTS // 4
 
 
@@ -100,20 +101,20 @@ class _Group:
         if epoch:
             u.reshape(u.shape[:2] + (self.classes, -1))[...] *= self.rates[epoch] / self.rates[epoch - 1]
 
-    def step(self, w, u, epoch, xb, xbt, label, weight) -> None:
-        """One minibatch step of the clients whose ``w`` and ``u`` (views) are given, in place; ``weight`` (n, b)
-        is each example's share of its batch's mean gradient."""
+    def step(self, w, u, epoch, xb, xbt, label) -> None:
+        """One minibatch step of the clients whose ``w`` and ``u`` (views) are given, in place; every client's
+        batch holds the ``b`` examples of ``xb`` (n, b, D), so each is 1/b of its mean gradient."""
         n, b = xb.shape[:2]
-        classes, size, rate = self.classes, len(self.index), self.rates[epoch]
+        classes, size = self.classes, len(self.index)
+        share = np.float32(1.0 / b) * self.rates[epoch]                                  # (G,): lr / b
         z = (xb @ w).reshape(n, b, classes, size)                                        # (n, b, C, G)
         z -= z.max(axis=2, keepdims=True)
         np.exp(z, out=z)
-        # (softmax - onehot) * weight * lr, the learning rate folded in: scale the exponentials once, then take
-        # the scaled one off at each example's label.
-        scale = (weight[:, :, None] * rate) / z.sum(axis=2)                             # (n, b, G)
-        z *= scale[:, :, None, :]
+        # (softmax - onehot) * lr / b, the learning rate folded in: scale the exponentials once, then take the
+        # scaled one off at each example's label.
+        z *= (share / z.sum(axis=2))[:, :, None, :]
         rows = np.arange(n)[:, None], np.arange(b)[None, :]
-        z[rows[0], rows[1], label] -= weight[:, :, None] * rate
+        z[rows[0], rows[1], label] -= share
         u.reshape(n, -1, classes, size)[...] *= self.mom
         u += xbt @ z.reshape(n, b, -1)
         w -= u
@@ -181,15 +182,13 @@ def _train_chunk(groups, state, orders, x, y, sizes, batch) -> None:
             # last batch, so no row is padding. A client whose data has run out takes no step.
             for b in np.unique(count[count > 0])[::-1].tolist():
                 take = order[:, step * batch:step * batch + b]
-                weight = np.full((1, b), 1.0 / b, dtype=np.float32)
                 for run in _active_runs(count == b):
                     rows = take[run]
                     xb = np.take_along_axis(x[run], rows[..., None], axis=1)                 # (n, b, D)
                     xbt = np.ascontiguousarray(np.swapaxes(xb, 1, 2))
                     label = np.take_along_axis(y[run], rows, axis=1)
                     for group, w, u in training:
-                        group.step(w[run], u[run], epoch, xb, xbt, label,
-                                   np.broadcast_to(weight, (rows.shape[0], b)))
+                        group.step(w[run], u[run], epoch, xb, xbt, label)
 
 
 def _active_runs(active: np.ndarray):

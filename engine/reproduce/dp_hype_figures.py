@@ -15,7 +15,7 @@ import math
 
 import numpy as np
 
-from engine.fbo.records import standard_error
+from engine.hype.utility import mean_interval
 from engine.reproduce.dp_hype import EPSILONS, alpha_of
 
 CURVE_FIGURES = ("Fig. 5", "Fig. 6", "Fig. 10", "Fig. 11")
@@ -34,18 +34,12 @@ def find_cell(part: dict, dataset: str, clients: int, alpha) -> dict | None:
     return None
 
 
-def _interval(values) -> tuple[float, float, float]:
-    values = np.asarray(values, dtype=float)
-    mean, se = float(values.mean()), float(standard_error(values))
-    return mean, mean - 1.96 * se, mean + 1.96 * se
-
-
 def cell_curve(cell: dict) -> dict:
-    """Epsilons (inf last), DP-HYPE's (E, 3) mean/low/high, OPT's and RANDGUESS's mean and interval."""
+    """Epsilons (inf last), DP-HYPE's (E, 3) mean/low/high, OPT's and RANDGUESS's mean and interval: 95 % over the
+    cell's runs, as the DP-HYPE page draws its own runs (:func:`engine.hype.utility.mean_interval`)."""
     keys = [("inf" if math.isinf(e) else f"{e:g}") for e in EPSILONS]
-    opt, rand = _interval(cell["opt"]), _interval(cell["randguess"])
-    return {"epsilons": list(EPSILONS), "labels": ["∞" if k == "inf" else k for k in keys],
-            "hype": np.array([_interval(cell["accuracy"][k]) for k in keys]),
+    opt, rand = mean_interval(cell["opt"]), mean_interval(cell["randguess"])
+    return {"epsilons": list(EPSILONS), "hype": np.array([mean_interval(cell["accuracy"][k]) for k in keys]),
             "opt": opt[0], "opt_ci": opt[1:], "randguess": rand[0], "randguess_ci": rand[1:],
             "runs": len(cell["opt"])}
 
