@@ -258,3 +258,30 @@ def test_a_table_build_in_the_callers_thread_leaves_its_priority_alone():
     BuildRegistry().start("other", lambda report: seen.append(
         os.getpriority(os.PRIO_PROCESS, threading.get_native_id())), label="t").wait()
     assert seen == [max(HEAVY_NICENESS, before)]
+
+
+def test_a_cached_page_function_travels_to_a_worker_from_the_first_page_a_server_opens():
+    """The teaching view computes its round walled through ``ui.kit.compute`` alone; a Streamlit-cached function
+    holds locks, so it must travel by name (or as its plain function) before the live-run loop was ever imported.
+    A fresh interpreter, as a fresh server opening the teaching view first, with no other page's imports."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, cloudpickle, streamlit as st\n"
+        "import ui.kit.compute\n"
+        "assert 'ui.kit.run_loop' not in sys.modules\n"
+        "from ui.kit.cached import cached_epsilon\n"
+        "@st.cache_data\n"
+        "def page_round(x):\n"
+        "    return x + 1\n"
+        "for fn, arg in ((cached_epsilon, None), (page_round, 1)):\n"
+        "    back = cloudpickle.loads(cloudpickle.dumps(fn))\n"
+        "    assert callable(back)\n"
+        "print(cloudpickle.loads(cloudpickle.dumps(page_round))(1))\n"
+    )
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    done = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True, timeout=120,
+                          env=dict(os.environ, DPBO_RUN_WORKERS="0"))
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip().splitlines()[-1] == "2"

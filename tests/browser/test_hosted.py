@@ -14,13 +14,16 @@ from pathlib import Path
 import psutil
 import pytest
 
-from benchmarks.loopback import FakeScheduler, cpu_seconds, rss_mb, seconds_until_quiet, start_server, stop_server
+from benchmarks.loopback import (FakeScheduler, cpu_seconds, image_environment, rss_mb, seconds_until_quiet,
+                                start_server, stop_server)
 from hosting import image_config
 from tests.browser.conftest import need_chromium, screenshot, wait_for_app
 
 pytestmark = pytest.mark.browser
 
 OUTSIDE = Path("/tmp/dpbo-hosted-outside")
+BARS = "() => document.querySelector(\"[data-testid='stPlotlyChart'] .barlayer .trace\") !== null"
+ERROR_BOX = "document.querySelector(\"[data-testid='stException']\") !== null"
 DRAWN = "() => document.querySelector(\"[data-testid='stPlotlyChart'] .scatterlayer .trace\") !== null"
 # Two lines (TS and DP-FTS-DE) that compute for tens of seconds, inside the image's limits.
 HEAVY = "agents=300&features=100&iterations=100&runs=4"
@@ -63,6 +66,28 @@ def test_hosting_without_docker_runs_the_images_command_with_its_environment(pag
         finally:
             stop_server(proc)
     assert "external IP" not in (tmp_path / "streamlit.log").read_text()
+
+
+def test_the_teaching_views_walled_round_works_on_a_fresh_server_opened_there_first(page, tmp_path):
+    """The teacher's first open of a hosted explorer: the image's command and environment, a server no other page
+    has warmed, the Teaching view with its defaults. Its round computes in a walled worker; the round's
+    Streamlit-cached function must travel there although no live-run page was ever imported (it crashed with
+    "cannot pickle '_thread.lock' object"). The session's shared server could not see this: an earlier page had
+    imported the live-run loop, which registered how cached functions travel, and the extreme link values
+    refused the round before it computed."""
+    need_chromium()
+    _, command = image_config()
+    with open(tmp_path / "streamlit.log", "w") as log:
+        proc, url = start_server(command, image_environment(tmp_path / "cache"), log)
+        try:
+            page.goto(f"{url}/Teaching_view")
+            wait_for_app(page, timeout_ms=90_000)
+            # The round's vectors drawn, or an error box: whichever comes first (bounded).
+            page.wait_for_function(f"() => ({BARS})() || {ERROR_BOX}", timeout=90_000)
+            assert_no_traceback(page)
+        finally:
+            stop_server(proc)
+    assert "cannot pickle" not in (tmp_path / "streamlit.log").read_text()
 
 
 def test_a_visitor_cannot_make_the_server_connect_to_a_scheduler(hosted, page):

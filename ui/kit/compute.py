@@ -7,19 +7,42 @@ so the waiting script thread refreshes a placeholder every
 
 from __future__ import annotations
 
+import copyreg
 import queue
 import threading
 from typing import Any, Callable
 
 import streamlit as st
+from streamlit.runtime.caching.cache_utils import CachedFunc
 
 from engine.cancel import TIME_LIMIT, Cancelled, CancelToken, cancellable
 from engine.limits import HostLimits
 from engine.validation import ConfigError
-from engine.walls import TIME, use_workers
-from ui.kit.run_worker import call_walled, wall_sentence
+from engine.walls import TIME, use_workers, warm_up
+from ui.kit.run_worker import by_name, call_walled, wall_sentence
 
 POLL_SECONDS = 0.1        # the script thread sends something to the browser at least this often while it waits
+
+
+# Every page that computes in a walled worker imports this module (the live-run loop and compute() both), so a
+# Streamlit-cached function can travel to a worker from the first page a fresh server opens.
+def _reduce_cached(cached):
+    """A Streamlit-cached function travels to a worker by name (its cache holds locks); one defined in a page
+    script travels as the plain function."""
+    func = cached.__wrapped__
+    module, name = getattr(func, "__module__", None), getattr(func, "__qualname__", "")
+    if module and module != "__main__" and "<locals>" not in name:
+        return by_name, (module, name)
+    return _identity, (func,)
+
+
+def _identity(value):
+    return value
+
+
+copyreg.pickle(CachedFunc, _reduce_cached)
+if use_workers():
+    warm_up(("ui.kit.cached",))   # the first heavy run does not wait for the workers' process to import
 
 
 def compute(fn: Callable[..., Any], *args, slot=None, walled: str | None = None, **kwargs) -> Any:

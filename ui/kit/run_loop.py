@@ -39,7 +39,6 @@ same stoppable way, without queueing: light work never waits for heavy runs.
 
 from __future__ import annotations
 
-import copyreg
 import logging
 import queue
 import threading
@@ -49,40 +48,22 @@ from enum import Enum
 from typing import Any, Callable, Iterator, Mapping, Sequence
 
 import streamlit as st
-from streamlit.runtime.caching.cache_utils import CachedFunc
 
 from engine.cancel import TIME_LIMIT, Cancelled, CancelToken, cancellable
 from engine.hosting import HEAVY_NICENESS, lower_priority
 from engine.limits import Cost, HostLimits, check, format_seconds
 from engine.validation import ConfigError
-from engine.walls import use_workers, warm_up
+from engine.walls import use_workers
 from ui.kit.compute import POLL_SECONDS
 from ui.kit.errors import ErrorSlots
 from ui.kit.run_pool import POOL, RunPool, Ticket
-from ui.kit.run_worker import by_name, failure_message, step_lines, walled
+from ui.kit.run_worker import failure_message, step_lines, walled
 from ui.kit.text import plain
 
 __all__ = ["failure_message"]   # re-exported: pages and tests import it from here
 REDRAW_SECONDS = 0.3      # live charts redraw at most this often (and after the first item)
 
 
-def _reduce_cached(cached):
-    """A Streamlit-cached function travels to a worker by name (its cache holds locks); one defined in a page
-    script travels as the plain function."""
-    func = cached.__wrapped__
-    module, name = getattr(func, "__module__", None), getattr(func, "__qualname__", "")
-    if module and module != "__main__" and "<locals>" not in name:
-        return by_name, (module, name)
-    return _identity, (func,)
-
-
-def _identity(value):
-    return value
-
-
-copyreg.pickle(CachedFunc, _reduce_cached)
-if use_workers():
-    warm_up(("ui.kit.cached",))   # the first heavy run does not wait for the workers' process to import
 QUEUE_POLL_SECONDS = 0.25
 WORKER_NICENESS = HEAVY_NICENESS   # heavy threads yield the CPU to pages and health checks (Linux: per-thread)
 LOG = logging.getLogger("dpbo.live_run")
