@@ -32,3 +32,31 @@ def test_data_status_prints_the_folder_its_source_and_the_order(tmp_path, monkey
     landmine = next(d for d in status["datasets"] if d["name"] == "landmine")
     assert not landmine["available"] and landmine["path"] == str(tmp_path / "landmine" / "LandmineData.mat")
     assert landmine["url"].endswith("LandmineData.zip")
+
+
+def test_a_checkout_uses_its_own_folders_and_an_installed_engine_the_users(tmp_path):
+    from engine import paths
+
+    assert not paths.INSTALLED and paths.DEFAULT_CACHE_DIR == PROJECT_ROOT / "data" / "cache"
+    assert paths.STORED_REPRODUCTION_DIR == PROJECT_ROOT / "data" / "reproduction"
+    assert DATA_DIR_ORDER[-1] == "data/ in the project"
+    # Installed: the distribution's metadata beside the package (tests/test_install.py installs the real wheel).
+    assert not paths.is_installed(tmp_path)
+    (tmp_path / "dpbo_explorer-0.1.0.dist-info").mkdir()
+    assert paths.is_installed(tmp_path)
+
+
+def test_the_users_folders_follow_xdg_and_each_platforms_convention(tmp_path):
+    from engine.paths import user_folder
+
+    home = {"HOME": str(tmp_path)}
+    assert user_folder("data", home, "linux") == tmp_path / ".local" / "share" / "dpbo-explorer"
+    assert user_folder("cache", home, "linux") == tmp_path / ".cache" / "dpbo-explorer"
+    xdg = dict(home, XDG_DATA_HOME=str(tmp_path / "d"), XDG_CACHE_HOME=str(tmp_path / "c"))
+    assert user_folder("data", xdg, "linux") == tmp_path / "d" / "dpbo-explorer"
+    assert user_folder("cache", xdg, "linux") == tmp_path / "c" / "dpbo-explorer"
+    # The XDG specification ignores a relative path.
+    assert user_folder("cache", dict(home, XDG_CACHE_HOME="rel"), "linux") == tmp_path / ".cache" / "dpbo-explorer"
+    assert user_folder("cache", home, "darwin") == tmp_path / "Library" / "Caches" / "dpbo-explorer"
+    assert user_folder("data", dict(home, LOCALAPPDATA=str(tmp_path / "L")), "win32") == \
+        tmp_path / "L" / "dpbo-explorer" / "data"

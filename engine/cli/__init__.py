@@ -1,4 +1,4 @@
-"""Headless contract: ``python -m engine <tool> [--option value ...]``.
+"""Headless contract: ``dpbo <tool> [--option value ...]`` (installed), or ``python -m engine <tool> ...``.
 
 Every tool prints one JSON object on stdout and exits 0; a bad option prints
 one sentence on stderr and exits 2, never a traceback. Each tool lives in its
@@ -13,6 +13,10 @@ light work); :func:`main` checks it with :func:`engine.limits.check` under
 token (:mod:`engine.cancel`) whose deadline is ``RUN_TIME_FACTOR`` times
 ``DPBO_MAX_SECONDS``, so a mispriced command stops with one sentence (exit 2)
 instead of running on.
+
+A tool that needs an optional dependency the engine-only install leaves out
+(Dask, pyarrow, Flower) says which extra installs it (:data:`EXTRAS`), in one
+sentence.
 """
 
 from __future__ import annotations
@@ -27,6 +31,10 @@ import sys
 from engine.cancel import TIME_LIMIT, Cancelled, CancelToken, cancellable
 from engine.limits import RUN_TIME_FACTOR, SECONDS_ENV, HostLimits, check, format_seconds
 from engine.validation import ConfigError
+
+# Optional dependencies (import name -> the extra of pyproject.toml that installs them).
+EXTRAS = {"dask": "dask", "distributed": "dask", "pyarrow": "dask", "flwr": "flower", "plotly": "plots",
+          "streamlit": "dashboard"}
 
 TOOLS = ("fbo", "privacy", "hype", "pogpucb", "data", "sweep", "audit", "reproduce", "export")
 
@@ -76,8 +84,22 @@ def _load(tool: str):
     return importlib.import_module(f"engine.cli.{tool.replace('-', '_')}")
 
 
+def program_name() -> str:
+    """How the command was called: ``dpbo`` (the installed command) or ``python -m engine``."""
+    return "dpbo" if os.path.basename(sys.argv[0] or "") == "dpbo" else "python -m engine"
+
+
+def missing_extra(err: ModuleNotFoundError) -> str | None:
+    """One sentence for an optional dependency that is not installed, or None for any other missing module."""
+    top = (err.name or "").split(".")[0]
+    if top not in EXTRAS:
+        return None
+    return (f"This command needs {top}, which the engine-only install leaves out: "
+            f"pip install \"dpbo-explorer[{EXTRAS[top]}]\".")
+
+
 def build_parser() -> OneLineParser:
-    parser = OneLineParser(prog="python -m engine", description=__doc__.split("\n\n")[0])
+    parser = OneLineParser(prog=program_name(), description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="tool", metavar="TOOL", parser_class=OneLineParser)
     for tool in TOOLS:
         try:
@@ -133,7 +155,7 @@ def main(argv=None) -> int:
         parser = build_parser()
         args = parser.parse_args(argv)
         if args.tool is None:
-            raise UsageError(f"Name a tool: one of {', '.join(TOOLS)} (python -m engine TOOL --help).")
+            raise UsageError(f"Name a tool: one of {', '.join(TOOLS)} ({program_name()} TOOL --help).")
         before = paths_to_environment(args)
         module = _load(args.tool)
         limits = host_limits()
@@ -145,6 +167,11 @@ def main(argv=None) -> int:
         return 2
     except Cancelled as err:
         print(f"error: {stopped_sentence(limits) if err.reason == TIME_LIMIT else err}", file=sys.stderr)
+        return 2
+    except ModuleNotFoundError as err:
+        if missing_extra(err) is None:
+            raise
+        print(f"error: {missing_extra(err)}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("error: interrupted.", file=sys.stderr)

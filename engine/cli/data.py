@@ -20,7 +20,7 @@ from engine.cli import host_limits
 from engine.limits import check_workers, cores, objective_cost
 from engine.objectives.registry import DATASETS, TABLE_TASKS, data_status, dataset_costs, dataset_label, make_task
 from engine.objectives.store import cached_tables, table_path
-from engine.paths import DATA_DIR_ORDER, cache_dir, data_dir, data_dir_source
+from engine.paths import DATA_DIR_ORDER, DEFAULT_CACHE_DIR, DEFAULT_DATA_DIR, cache_dir, data_dir, data_dir_source
 from engine.validation import ConfigError
 
 WHAT = "This table build"
@@ -32,13 +32,13 @@ def add_arguments(parser) -> None:
     sub = parser.add_subparsers(dest="action", metavar="ACTION", parser_class=type(parser))
     fetch = sub.add_parser("fetch", help="download a data set and verify its sha256")
     fetch.add_argument("dataset", choices=("landmine",))
-    fetch.add_argument("--data-dir", help="data directory (default: DPBO_DATA_DIR, else data/ in the project)")
+    fetch.add_argument("--data-dir", help=f"data directory (default: DPBO_DATA_DIR, else {DEFAULT_DATA_DIR})")
     fetch.add_argument("--url", default=LANDMINE_URL, help="where to download from (http(s):// or file://)")
     fetch.add_argument("--timeout", type=float, default=30.0, help="seconds before giving up on the network")
 
     status = sub.add_parser("status", help="which tasks can run, and the cached tables")
     status.add_argument("--data-dir")
-    status.add_argument("--cache-dir", help="cache directory (default: DPBO_CACHE_DIR, else data/cache/)")
+    status.add_argument("--cache-dir", help=f"cache directory (default: DPBO_CACHE_DIR, else {DEFAULT_CACHE_DIR})")
 
     build = sub.add_parser("build-table", help="build a task's objective table (or find it in the cache)")
     build.add_argument("--dataset", required=True, choices=TABLE_TASKS)

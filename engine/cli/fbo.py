@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import sys
+
 from engine.fbo import FboConfig, run_fbo
-from engine.fbo.plan import plan_cost
+from engine.fbo.plan import make_plan, plan_cost
 from engine.settings import add_config_arguments, add_config_file_argument, values_from_args
 from engine.settings import command_line as settings_command_line
 
@@ -35,4 +37,8 @@ def cost(args):
 
 
 def run(args) -> dict:
-    return run_fbo(config_from_args(args)).to_json()
+    config = config_from_args(args)
+    warning = make_plan(config).delta_warning       # the privacy curve is cached: the run reuses it
+    if warning:
+        print(f"warning: {warning}", file=sys.stderr)
+    return run_fbo(config).to_json()

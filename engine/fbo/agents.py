@@ -25,6 +25,7 @@ import numpy as np
 
 from engine.cancel import checkpoint, work_slices
 from engine.fbo.domain import Candidates, Domain, TableDomain
+from engine.objectives.own import metric_scale
 from engine.surrogate import OwnGp, SeHyperparameters
 from engine.surrogate.blr import batched_blr
 
@@ -63,6 +64,7 @@ class AgentPool:
                              refit_every=refit_every, sampler=own_sampler, n_features=own_features)
         self.noise_std = float(domain.objective.noise_std)
         self.reference = np.asarray(domain.objective.reference, dtype=float)[domain.agent_ids]
+        self._metric_scale = metric_scale(domain.objective)     # -1: an own objective's best value, maximised
         self.best = np.full((self.n_runs, self.n_agents), -np.inf)
         # Table domains: which candidates each agent has queried (for the authors' repeated-query rule).
         self._visited = None
@@ -144,8 +146,10 @@ class AgentPool:
 
     @property
     def metric(self) -> np.ndarray:
-        """reference - best noiseless value so far, (R, N); lower is better."""
-        return self.reference[None, :] - self.best
+        """reference - best noiseless value so far, (R, N); lower is better (an own objective maximised without a
+        known optimum: the best value itself, higher is better)."""
+        metric = self.reference[None, :] - self.best
+        return metric if self._metric_scale == 1.0 else self._metric_scale * metric
 
     @staticmethod
     def acquire(phi_candidates: np.ndarray, omega: np.ndarray) -> np.ndarray:

@@ -25,6 +25,7 @@ import numpy as np
 from engine.fbo.config import FboConfig
 from engine.limits import Cost, fbo_cost, objective_cost
 from engine.objectives.base import DatasetUnavailable, Objective
+from engine.objectives.own import OwnObjective
 from engine.objectives.registry import default_agents, make_task
 from engine.objectives.store import table_path
 from engine.privacy import calibrate_z, default_delta, epsilon, epsilon_curve
@@ -80,11 +81,23 @@ class RunPlan:
         """Epsilon at the end of the run (None without DP)."""
         return self.epsilon_after(self.config.iterations)
 
+    @property
+    def delta_warning(self) -> str | None:
+        """One sentence when delta exceeds 1/N (a guarantee that allows one agent's data out), else None."""
+        if not self.config.is_private or self.delta <= 1.0 / self.n_agents:
+            return None
+        return (f"delta = {self.delta:.3g} is more than 1/N = {1.0 / self.n_agents:.3g}: a guarantee that weak "
+                f"allows releasing one agent's data outright; choose a delta well below 1/N "
+                f"(the default is 1/N^1.1 = {default_delta(self.n_agents):.3g}).")
+
 
 def resolve_agents(config: FboConfig, objective: Objective | None = None) -> int:
     """The run's number of agents: the objective's, else the config's, else the task's default."""
     if objective is not None:
         n = int(objective.n_agents)
+        if isinstance(objective, OwnObjective) and config.agents is not None and int(config.agents) != n:
+            raise ConfigError(f"The objective serves {n} agents and the configuration asks for {config.agents}: "
+                              f"set agents={n} in the configuration (or None to follow the objective).", "agents")
     else:
         n = int(config.agents) if config.agents is not None else default_agents(config.dataset)
     if n < 2:

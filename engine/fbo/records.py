@@ -85,6 +85,7 @@ class FboResult:
     budget_reached_at: int | None = None    # iteration of the last release allowed by the budget
     wall_seconds: float = 0.0
     metric_label: str = "simple regret"
+    objective: str | None = None            # the name of a researcher's own objective (None: the config's data set)
 
     @property
     def curve(self) -> np.ndarray:
@@ -114,6 +115,8 @@ class FboResult:
         """The CLI's JSON object (see the headless contract in the README)."""
         config = self.config.to_dict()
         config.update(agents=self.n_agents, delta=self.delta, z=self.z if self.z is not None else self.config.z)
+        if self.objective is not None:      # an own objective replaces the data set: the echo says which ran
+            config.update(dataset=None, objective=self.objective)
         return {
             "algorithm": self.config.algorithm,
             "config": config,

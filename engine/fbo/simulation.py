@@ -62,6 +62,7 @@ from engine.fbo.weights import region_weights
 from engine.objectives import build_objective
 from engine.objectives import fts_synthetic
 from engine.objectives.base import Objective
+from engine.objectives.own import OwnObjective
 from engine.surrogate import sample_features
 
 
@@ -162,7 +163,8 @@ class Simulation:
         """The :class:`FboResult` of the records produced so far."""
         return FboResult(config=self.config, records=list(self._records), n_agents=self.n_agents, delta=self.delta,
                          z=self.z, budget_reached_at=self.budget_reached_at, wall_seconds=self._seconds,
-                         metric_label=self.metric_label)
+                         metric_label=self.metric_label,
+                         objective=self.objective.name if isinstance(self.objective, OwnObjective) else None)
 
     @property
     def records(self) -> list[IterationRecord]:

@@ -16,12 +16,12 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-from engine.paths import PROJECT_ROOT
+from engine.paths import STORED_REPRODUCTION_DIR
 from engine.reproduce.dp_fts_de import PART_SPECS, PARTS
 from engine.reproduce.report import Claim, deciding_comparison
 from engine.validation import check_choice
 
-STORED_DIR = PROJECT_ROOT / "data" / "reproduction"
+STORED_DIR = STORED_REPRODUCTION_DIR     # the checkout's data/reproduction/, or the wheel's copy
 STORED_FILES = {name: f"dp-fts-de-{name}.json" for name in PARTS}
 PROVENANCE_FILE = "provenance.json"
 VERDICTS = ("holds", "not significant", "reversed", "differs")   # differs: a size claim outside its band

@@ -14,10 +14,11 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
+from engine.paths import STORED_REPRODUCTION_DIR
 from engine.reproduce.claims import VERDICTS
 from engine.reproduce.papers import claim_figures, summary_rows
 
-STORED_DIR = Path(__file__).resolve().parents[2] / "data" / "reproduction"
+STORED_DIR = STORED_REPRODUCTION_DIR     # the checkout's data/reproduction/, or the wheel's copy
 PROVENANCE_FILE = "provenance.json"
 
 

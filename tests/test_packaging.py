@@ -1,0 +1,73 @@
+"""The distribution's metadata (pyproject.toml): ranges that hold the locked versions, extras for what the engine
+alone does not need, the ``dpbo`` command, and a one-sentence hint when an optional dependency is missing.
+Building and installing the wheel itself: tests/test_install.py."""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from pathlib import Path
+
+from packaging.requirements import Requirement
+
+from engine import cli
+
+ROOT = Path(__file__).resolve().parents[1]
+PROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+# Pinned in requirements.txt only so that the dashboard runs on versions Flower also accepts: Streamlit's and
+# Flower's own dependencies, not the project's.
+TRANSITIVE = {"protobuf", "packaging", "starlette", "uvicorn"}
+
+
+def _name(text: str) -> str:
+    return re.sub(r"[-_.]+", "-", text).lower()
+
+
+def _pins(path: Path) -> dict[str, str]:
+    return {_name(m.group(1)): m.group(2)
+            for m in re.finditer(r"^([A-Za-z0-9._-]+)(?:\[[^\]]*\])?==([^\s;#\\]+)", path.read_text(), re.M)}
+
+
+def _requirements() -> list[tuple[str, Requirement]]:
+    """(where, requirement) of every dependency of the distribution (the engine's and each extra's)."""
+    found = [("dependencies", Requirement(text)) for text in PROJECT["dependencies"]]
+    for extra, texts in PROJECT["optional-dependencies"].items():
+        found += [(f"[{extra}]", Requirement(text)) for text in texts]
+    return [(where, r) for where, r in found if _name(r.name) != "dpbo-explorer"]
+
+
+def test_the_locked_and_pinned_versions_fall_inside_the_declared_ranges():
+    pinned = {**_pins(ROOT / "requirements-dev.txt"), **_pins(ROOT / "requirements.lock")}
+    for where, requirement in _requirements():
+        version = pinned.get(_name(requirement.name))
+        assert version is not None, f"{requirement.name} ({where}) is pinned nowhere: add it to requirements.txt"
+        assert requirement.specifier.contains(version, prereleases=True), (
+            f"pyproject.toml {where} asks for {requirement}, but the lock installs {version}")
+
+
+def test_every_pinned_runtime_package_is_a_dependency_or_an_extra():
+    declared = {_name(r.name) for _, r in _requirements()}
+    runtime = set(_pins(ROOT / "requirements.txt")) | {"flwr"}
+    missing = runtime - declared - TRANSITIVE
+    assert not missing, f"requirements.txt pins {sorted(missing)}, which pyproject.toml neither requires nor offers"
+
+
+def test_the_engine_alone_needs_no_dashboard_dask_or_flower():
+    core = {_name(Requirement(text).name) for text in PROJECT["dependencies"]}
+    assert not core & {"streamlit", "dask", "distributed", "flwr", "pyarrow", "plotly"}, core
+    extras = PROJECT["optional-dependencies"]
+    assert {"dashboard", "dask", "flower", "plots"} <= set(extras)
+    assert PROJECT["scripts"] == {"dpbo": "engine.cli:main"}
+
+
+def test_a_missing_optional_dependency_is_one_sentence_naming_its_extra(monkeypatch, capsys):
+    from engine.cli import privacy
+
+    def run(args):
+        raise ModuleNotFoundError("No module named 'pyarrow'", name="pyarrow")
+
+    monkeypatch.setattr(privacy, "run", run)
+    assert cli.main(["privacy", "--q", "0.5", "--z", "1", "--steps", "2", "--delta", "1e-5"]) == 2
+    err = capsys.readouterr().err
+    assert err == 'error: This command needs pyarrow, which the engine-only install leaves out: pip install ' \
+                  '"dpbo-explorer[dask]".\n'
