@@ -207,3 +207,25 @@ def check_notebook_output(out: str, folder: Path) -> None:
     assert eps and eps.group(1) == eps.group(2), out
     assert "echoed configuration names the objective: branin" in out
     assert (folder / "branin.html").stat().st_size > 10_000
+
+
+def test_the_readmes_python_example_runs():
+    blocks = re.findall(r"^```python\n(.*?)^```$", (ROOT / "README.md").read_text(), re.M | re.S)
+    assert blocks, "README.md shows the API in a ```python block"
+    out = io.StringIO()
+    namespace: dict = {}
+    with contextlib.redirect_stdout(out):
+        for block in blocks:
+            exec(compile(block, "README.md", "exec"), namespace)   # noqa: S102 - the README's own example
+    regret, eps = map(float, out.getvalue().split())
+    assert 0 <= regret < 0.05 and eps > 0
+
+
+def test_import_dpbo_says_so_when_another_engine_hides_ours(tmp_path):
+    (tmp_path / "engine.py").write_text("VALUE = 1\n")
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    proc = subprocess.run([sys.executable, "-c", "import dpbo"], cwd=tmp_path, env=env, capture_output=True,
+                          text=True, timeout=120)
+    last = proc.stderr.strip().splitlines()[-1]
+    assert proc.returncode == 1 and last.startswith("ImportError: Another module named 'engine' (")
+    assert str(tmp_path / "engine.py") in last and _one_sentence(last.split(": ", 1)[1]), last

@@ -9,7 +9,7 @@ the ``# ...`` lines right after it are what the text claims it prints:
 - ``# stderr: text ...``: stderr contains the text (up to an ``...``).
 - ``# exit code: N``: the exit status (0 otherwise).
 
-``python -m engine ...`` runs in this process (the same ``main``, without an
+``python -m engine ...`` (and ``dpbo ...``, its installed name) runs in this process (the same ``main``, without an
 interpreter start per command) in a temporary working directory, so output
 files land there. A command that would take long runs with smaller sizes from
 :data:`SMALLER` and then only the keys of its output are checked (and the values
@@ -100,6 +100,8 @@ NOT_RUN = {
     "docker run": "needs a Docker daemon and a built image",
     "DPBO_CACHE_DIR=/srv/dpbo/cache DPBO_DATA_DIR=/srv/dpbo/data python -m hosting":
         "starts the hosted server; tests/browser/test_hosted.py starts `python -m hosting` on loopback and visits it",
+    "pip install .": "installs the project into the test environment; tests/test_install.py builds the wheel and "
+                     "installs it in a fresh virtual environment",
     "pip install pip-tools": "changes the test environment; requirements.lock is checked by tests/test_hosting.py",
     "pip-compile": "needs the package index; requirements.lock is checked by tests/test_hosting.py",
     "python -m engine reproduce dp-fts-de --parts landmine --runs 100":
@@ -327,10 +329,12 @@ def test_documented_command(command, tmp_path, monkeypatch, cache_dir):
     monkeypatch.setenv("DPBO_CACHE_DIR", str(cache_dir))
     words = shlex.split(command.text)
     rule = _smaller(command.text)
-    if words[:3] == ["python", "-m", "engine"]:
+    # ``dpbo`` is the installed name of ``python -m engine`` (tests/test_install.py runs the installed command).
+    tool_words = words[3:] if words[:3] == ["python", "-m", "engine"] else words[1:] if words[:1] == ["dpbo"] else None
+    if tool_words is not None:
         if "landmine" in words and not (Path(os.environ.get("DPBO_DATA_DIR", ROOT / "data")) / "landmine").is_dir():
             pytest.skip("needs LandmineData.mat (set DPBO_DATA_DIR)")
-        argv = _resize(words[3:], rule) if rule else words[3:]
+        argv = _resize(tool_words, rule) if rule else tool_words
         code, out, err, seconds = _run_engine(argv, tmp_path)
     else:
         started = _cpu_seconds()

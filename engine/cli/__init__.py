@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import importlib.util
 import json
 import math
 import os
@@ -96,6 +97,12 @@ def missing_extra(err: ModuleNotFoundError) -> str | None:
         return None
     return (f"This command needs {top}, which the engine-only install leaves out: "
             f"pip install \"dpbo-explorer[{EXTRAS[top]}]\".")
+
+
+def require(module: str) -> None:
+    """Stop before any work when the optional ``module`` is not installed (:func:`main` names its extra)."""
+    if importlib.util.find_spec(module) is None:
+        raise ModuleNotFoundError(f"No module named {module!r}", name=module)
 
 
 def build_parser() -> OneLineParser:

@@ -17,6 +17,7 @@ from engine.sweep import (
     run_sweep,
     spec_cost,
 )
+from engine.cli import require
 from engine.validation import ConfigError
 
 WHAT = "This sweep"
@@ -83,6 +84,9 @@ def cost(args):
     """Every cell's price on the workers asked for, and the table builds the cells share."""
     spec = build_spec(args)
     get_adapter(spec.tool)
+    require("pyarrow")                  # the table is Parquet: say so before the runs, not after them
+    if args.executor == "dask":
+        require("distributed")
     if args.scheduler and args.executor != "dask":
         raise ConfigError("--scheduler needs --executor dask.", "scheduler")
     return spec_cost(spec, executor=args.executor, workers=args.workers)

@@ -1,0 +1,169 @@
+"""The engine as a researcher installs it: the wheel built from the project, installed without the dashboard in
+a fresh virtual environment (no Streamlit, no Dask, no Flower, not the ``ui`` package), then the ``dpbo``
+command, the data and cache folders, the stored reproductions and the worked notebook there.
+
+The wheel is built from a copy of the files it is made of (pip's build isolation fetches the build backend from
+the configured index); its dependencies install at the lock's versions (requirements.lock as constraints), from
+the index pip is configured with. About a minute in all; ``-m "not install"`` deselects it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from engine.reproduce.stored import figure_verdicts
+from tests.notebook_cells import script
+from tests.test_api import check_notebook_output
+
+pytestmark = pytest.mark.install
+
+ROOT = Path(__file__).resolve().parents[1]
+# What the wheel is built from (pyproject.toml and setup.py say what goes in).
+SOURCES = ("pyproject.toml", "setup.py", "README.md", "engine", "dpbo", "data/reproduction")
+
+
+def _run(argv, **kwargs) -> subprocess.CompletedProcess:
+    return subprocess.run([str(a) for a in argv], capture_output=True, text=True, **kwargs)
+
+
+def _constraints(folder: Path) -> Path:
+    """requirements.lock's versions (without hashes) as a pip constraints file."""
+    pins = re.findall(r"^([A-Za-z0-9._-]+==[^\s\\]+)", (ROOT / "requirements.lock").read_text(), re.M)
+    path = folder / "constraints.txt"
+    path.write_text("\n".join(pins) + "\n")
+    return path
+
+
+class Installed:
+    """The fresh virtual environment, and a clean environment to run its programs in (a home of their own)."""
+
+    def __init__(self, folder: Path):
+        self.folder = folder
+        self.venv = folder / "venv"
+        self.bin = self.venv / "bin"
+        self.home = folder / "home"
+        self.workdir = folder / "work"
+        for path in (self.home, self.workdir):
+            path.mkdir()
+        self.env = {k: v for k, v in os.environ.items()
+                    if not k.startswith(("DPBO_", "XDG_", "PYTHON", "VIRTUAL_ENV"))}
+        self.env.update(HOME=str(self.home), PATH=f"{self.bin}{os.pathsep}{os.environ.get('PATH', '')}",
+                        PYTHONNOUSERSITE="1")
+
+    def run(self, argv, extra_env=None, timeout=300) -> subprocess.CompletedProcess:
+        env = dict(self.env, **(extra_env or {}))
+        return _run(argv, cwd=self.workdir, env=env, timeout=timeout)
+
+    def python(self, code: str, extra_env=None) -> subprocess.CompletedProcess:
+        return self.run([self.bin / "python", "-c", code], extra_env)
+
+    @property
+    def site_packages(self) -> Path:
+        return Path(self.python("import sysconfig; print(sysconfig.get_paths()['purelib'])").stdout.strip())
+
+
+@pytest.fixture(scope="module")
+def installed(tmp_path_factory) -> Installed:
+    folder = tmp_path_factory.mktemp("install")
+    source = folder / "source"
+    for name in SOURCES:
+        if (ROOT / name).is_dir():
+            shutil.copytree(ROOT / name, source / name, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+        else:
+            source.mkdir(exist_ok=True)
+            shutil.copy2(ROOT / name, source / name)
+    pip_env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHONPATH", "PIP_REQUIRE"))}
+    built = _run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--quiet", "--wheel-dir", folder / "dist",
+                  source], env=pip_env, timeout=600)
+    assert built.returncode == 0, built.stderr[-3000:]
+    [wheel] = (folder / "dist").glob("dpbo_explorer-*.whl")
+    made = _run([sys.executable, "-m", "venv", folder / "venv"], timeout=300)
+    assert made.returncode == 0, made.stderr
+    venv_python = folder / "venv" / "bin" / "python"
+    # The engine with Plotly for the notebook's figure: "dpbo-explorer[plots]", nothing of the dashboard.
+    done = _run([venv_python, "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
+                 "-c", _constraints(folder), f"{wheel}[plots]"], env=pip_env, timeout=900)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return Installed(folder)
+
+
+def test_the_engine_installs_without_the_dashboard(installed):
+    for module in ("streamlit", "dask", "distributed", "flwr", "pyarrow", "ui"):
+        proc = installed.python(f"import {module}")
+        assert proc.returncode != 0 and "ModuleNotFoundError" in proc.stderr, f"{module} is installed"
+    where = installed.python("import engine, dpbo; print(engine.__file__); print(dpbo.__file__)").stdout.split()
+    assert all(Path(p).is_relative_to(installed.site_packages) for p in where), where
+    assert (installed.bin / "dpbo").is_file()
+
+
+def test_the_dpbo_command_runs_fbo_and_privacy(installed):
+    helped = installed.run(["dpbo", "fbo", "--help"])
+    assert helped.returncode == 0 and helped.stdout.startswith("usage: dpbo fbo"), helped.stderr
+    assert "--algorithm" in helped.stdout
+    listed = installed.run(["dpbo", "--help"])
+    assert listed.returncode == 0 and all(tool in listed.stdout for tool in ("fbo", "privacy", "sweep", "export"))
+    ran = installed.run(["dpbo", "fbo", "--algorithm", "dp-fts-de", "--agents", "10", "--iterations", "3",
+                         "--runs", "2", "--features", "20"])
+    assert ran.returncode == 0, ran.stderr
+    result = json.loads(ran.stdout)
+    assert len(result["curve"]) == 4 and result["config"]["agents"] == 10 and result["epsilon"][-1] > 0
+    accounted = installed.run(["dpbo", "privacy", "--q", "0.25", "--z", "1", "--steps", "40", "--agents", "200",
+                               "--accountant", "ma"])
+    assert accounted.returncode == 0, accounted.stderr
+    assert round(json.loads(accounted.stdout)["epsilon"], 4) == 9.9085       # docs/cli.md's number
+    bad = installed.run(["dpbo", "fbo", "--q", "1.5"])
+    assert bad.returncode == 2 and bad.stderr == "error: q must be in (0, 1], got 1.5.\n"
+
+
+def test_a_sweep_says_which_extra_it_needs_before_running(installed):
+    proc = installed.run(["dpbo", "sweep", "--tool", "fbo", "--grid", "q=0.5", "--set", "iterations=2", "--runs",
+                          "1", "--executor", "local", "--out", "t.csv", "--quiet"])
+    assert proc.returncode == 2
+    assert proc.stderr == ('error: This command needs pyarrow, which the engine-only install leaves out: '
+                           'pip install "dpbo-explorer[dask]".\n')
+
+
+def test_data_and_cache_folders_are_the_users_not_site_packages(installed):
+    proc = installed.run(["dpbo", "data", "status"])
+    assert proc.returncode == 0, proc.stderr
+    status = json.loads(proc.stdout)
+    assert status["data_dir"] == str(installed.home / ".local" / "share" / "dpbo-explorer")
+    assert status["cache_dir"] == str(installed.home / ".cache" / "dpbo-explorer")
+    assert status["data_dir_source"] == "the user's data folder"
+    landmine = next(d for d in status["datasets"] if d["name"] == "landmine")
+    assert landmine["path"].startswith(status["data_dir"])
+    xdg = {"XDG_DATA_HOME": str(installed.folder / "xdg-data"), "XDG_CACHE_HOME": str(installed.folder / "xdg")}
+    status = json.loads(installed.run(["dpbo", "data", "status"], xdg).stdout)
+    assert (status["data_dir"], status["cache_dir"]) == (xdg["XDG_DATA_HOME"] + "/dpbo-explorer",
+                                                         xdg["XDG_CACHE_HOME"] + "/dpbo-explorer")
+    mine = {"DPBO_DATA_DIR": str(installed.folder / "mine"), "DPBO_CACHE_DIR": str(installed.folder / "c"), **xdg}
+    status = json.loads(installed.run(["dpbo", "data", "status"], mine).stdout)
+    assert (status["data_dir"], status["cache_dir"]) == (mine["DPBO_DATA_DIR"], mine["DPBO_CACHE_DIR"])
+    # Nothing was written inside the installation.
+    assert not (installed.site_packages / "data").exists()
+
+
+def test_figure_verdicts_come_with_the_package(installed):
+    code = ("import json, dpbo; v = dpbo.figure_verdicts('fig3a'); "
+            "print(json.dumps({'headline': v.headline, 'runs': v.runs, 'claims': v.claims}))")
+    proc = installed.python(code)
+    assert proc.returncode == 0, proc.stderr
+    here = figure_verdicts("fig3a")
+    assert json.loads(proc.stdout) == json.loads(json.dumps({"headline": here.headline, "runs": here.runs,
+                                                             "claims": here.claims}))
+
+
+def test_the_worked_notebook_runs_where_the_engine_was_installed(installed):
+    (installed.workdir / "notebook.py").write_text(script())
+    proc = installed.run([installed.bin / "python", "notebook.py"])
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    print(proc.stdout)                  # the notebook's output, shown with -s
+    check_notebook_output(proc.stdout, installed.workdir)
