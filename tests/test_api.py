@@ -229,3 +229,15 @@ def test_import_dpbo_says_so_when_another_engine_hides_ours(tmp_path):
     last = proc.stderr.strip().splitlines()[-1]
     assert proc.returncode == 1 and last.startswith("ImportError: Another module named 'engine' (")
     assert str(tmp_path / "engine.py") in last and _one_sentence(last.split(": ", 1)[1]), last
+
+
+def test_reproduce_gives_what_the_command_line_prints():
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert main(["reproduce", "po-gp-ucb", "--parts", "synthetic", "--runs", "2", "--quiet"]) == 0
+    printed = json.loads(out.getvalue())
+    own = json.loads(to_json(dpbo.reproduce("po-gp-ucb", "synthetic", runs=2)))
+    for result in (printed, own):                   # run times, the one thing that may differ
+        result.pop("seconds")
+        result["parts"]["synthetic"].pop("seconds")
+    assert own == printed and list(own["parts"]) == ["synthetic"]
