@@ -88,6 +88,17 @@ def test_an_audit_gives_the_local_pools_scores(dask, config):
     assert np.array_equal(local.scores_in, alone.scores_in) and remote.epsilon_lower == alone.epsilon_lower
 
 
+def test_a_flower_strategy_audit_gives_the_local_pools_scores(dask):
+    pytest.importorskip("flwr")
+    from engine.flower.audit import StrategyAudit, audit_strategy
+
+    config = StrategyAudit(strategy="flower-dp-fixed", q=0.5, agents=4, trials=600, seed=2)
+    local = audit_strategy(config, workers=2)
+    remote = audit_strategy(config, executor=dask)
+    assert np.array_equal(remote.scores_in, local.scores_in) and np.array_equal(remote.scores_out, local.scores_out)
+    assert remote.epsilon_lower == local.epsilon_lower and remote.trials == 600
+
+
 # ---------------------------------------------------------------- hosted walled runs on stock workers
 def test_a_walled_run_streams_its_records_from_a_stock_worker(dask):
     environ = {"DPBO_DASK_SCHEDULER": dask.scheduler}
