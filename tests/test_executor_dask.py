@@ -9,17 +9,18 @@ import json
 import os
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 from tests.dask_loopback import listening, wait_until
-from tests.walled_work import CPU_PER_BEAT, beating, gone, hog, records, spin
+from tests.walled_work import CPU_PER_BEAT, beating, forever, gone, hog, records, spin
 
 from engine.audit import ServerAudit, VoteAudit
 from engine.audit.run import run_audit
-from engine.cancel import Cancelled, CancelToken
+from engine.cancel import Cancelled, CancelToken, cancellable
 from engine.executor import Executor, use
 from engine.objectives.builds import build_table
 from engine.objectives.registry import make_task
@@ -97,6 +98,24 @@ def test_a_flower_strategy_audit_gives_the_local_pools_scores(dask):
     remote = audit_strategy(config, executor=dask)
     assert np.array_equal(remote.scores_in, local.scores_in) and np.array_equal(remote.scores_out, local.scores_out)
     assert remote.epsilon_lower == local.epsilon_lower and remote.trials == 600
+
+
+def test_stop_ends_the_tasks_running_on_the_cluster(dask, tmp_path):
+    """Stop reaches tasks already computing on the workers (not only those waiting): each sees it at its next
+    checkpoint, as it would in a local worker process."""
+    paths = [tmp_path / f"task{i}" for i in range(2)]
+    token = CancelToken()
+
+    def press_stop_once_both_run():
+        wait_until(lambda: all(p.exists() for p in paths), HANG_GUARD)
+        token.cancel()
+
+    threading.Thread(target=press_stop_once_both_run, daemon=True).start()
+    with pytest.raises(Cancelled), cancellable(token):
+        for _ in dask.stream(forever, [(i, (str(p),)) for i, p in enumerate(paths)], label="stop-test"):
+            pass                     # never: the tasks do not end by themselves
+    assert all(wait_until(lambda p=p: p.exists() and p.read_text() == "stopped", HANG_GUARD) for p in paths), \
+        [p.read_text() if p.exists() else None for p in paths]
 
 
 # ---------------------------------------------------------------- hosted walled runs on stock workers

@@ -51,3 +51,23 @@ def gone(pid: int) -> bool:
             return stat.read().split()[2] == "Z"
     except OSError:
         return True
+
+
+def forever(path: str) -> None:
+    """A task that checks for Stop between beats and never ends by itself; on Stop it writes ``stopped``."""
+    from engine.cancel import Cancelled, checkpoint
+
+    beat = 0
+    try:
+        while True:
+            checkpoint()
+            beat += 1
+            with open(path + ".new", "w") as out:
+                out.write(str(beat))
+            os.replace(path + ".new", path)
+            time.sleep(0.01)
+    except Cancelled:
+        with open(path + ".new", "w") as out:
+            out.write("stopped")
+        os.replace(path + ".new", path)
+        raise

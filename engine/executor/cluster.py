@@ -87,9 +87,10 @@ def loopback_cluster(workers: int):
 
 def on_worker(fn: Callable, args: tuple, stop: str):
     """On a Dask worker: ``fn(*args)`` under a cancel token that the run's Event ``stop`` cancels."""
-    from distributed import Event
+    from distributed import Event, get_client
 
-    token, finished, event = CancelToken(), threading.Event(), Event(stop)
+    # The worker's client, taken in the task's thread: the watching thread could not find it by itself.
+    token, finished, event = CancelToken(), threading.Event(), Event(stop, client=get_client())
 
     def watch() -> None:
         while not finished.wait(WATCH_SECONDS):
