@@ -8,7 +8,8 @@ the accountant, the sampling, delta and the budget are never read by TS or FTS-D
 Two parts of a paper that run the same line with the same seeds (TS on landmine for
 Fig. 3a and for Fig. 11; TS, FTS-DE and DP-FTS-DE's default on the synthetic functions
 for Fig. 2 and for App. B.1) therefore make those runs once: :func:`run_blocks` runs
-every distinct key once, on worker processes, and hands each part the same outcome.
+every distinct key once, on the executor in use (:mod:`engine.executor`: worker processes on this machine
+or a Dask cluster), and hands each part the same outcome.
 
 An outcome is ``(per-run curves (runs, T + 1), epsilon after T, delta, engine seconds,
 percent of the selected vectors clipped)``.
