@@ -152,3 +152,17 @@ def test_stop_ends_a_walled_run_on_the_cluster_within_a_second_of_its_cpu(dask, 
     assert wait_until(lambda: gone(pid), HANG_GUARD)
     after = int(path.read_text()) - at_stop
     assert 0 <= after <= 1.0 / CPU_PER_BEAT, after
+
+
+def test_a_hosted_page_run_streams_its_records_from_the_cluster(dask, monkeypatch):
+    """The page path of every hosted run (ui.kit.run_loop through ui.kit.run_worker) with the host's scheduler set:
+    the page draws the records the cluster's walled worker sent (an internal error before)."""
+    from tests.page_runs import click_run
+    from tests.test_walls import page
+
+    monkeypatch.setenv("DPBO_HOSTED", "1")
+    monkeypatch.setenv("DPBO_DASK_SCHEDULER", dask.scheduler)
+    at = click_run(page)
+    assert not at.exception and at.session_state["status"] == "done"
+    assert at.session_state["demo"].results == ["A2", "B1"]
+    assert at.session_state["drawn"][-1] == ["A2", "B1"]
