@@ -40,6 +40,11 @@ def dask_cluster(tmp_path_factory, cache_dir):
 
     from tests.dask_loopback import cluster
 
+    from engine.executor.cluster import close_clients
+
     env = dict(os.environ, DPBO_CACHE_DIR=str(cache_dir))
     with cluster(2, tmp_path_factory.mktemp("dask"), env) as running:
-        yield running
+        try:
+            yield running
+        finally:
+            close_clients()             # before the cluster stops: no client left trying to reconnect

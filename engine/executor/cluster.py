@@ -73,6 +73,18 @@ def client_for(address: str):
         return client
 
 
+def close_clients() -> None:
+    """Close every client :func:`client_for` opened (a server shutting down, a cluster stopped under them)."""
+    with _LOCK:
+        clients = list(_CLIENTS.values())
+        _CLIENTS.clear()
+    for client in clients:
+        try:
+            client.close(timeout=5)
+        except Exception:  # noqa: BLE001 - already closed, or its scheduler gone
+            pass
+
+
 def loopback_cluster(workers: int):
     """A new Dask cluster of ``workers`` single-threaded processes on 127.0.0.1, no dashboard: ``(client, cluster)``."""
     from distributed import Client, LocalCluster
