@@ -26,7 +26,7 @@ import sys
 
 from engine.cancel import TIME_LIMIT, Cancelled, CancelToken, cancellable
 from engine.limits import RUN_TIME_FACTOR, SECONDS_ENV, HostLimits, check, format_seconds
-from engine.validation import ConfigError
+from engine.validation import ConfigError, parse_number
 
 TOOLS = ("fbo", "privacy", "hype", "pogpucb", "data", "sweep", "audit", "reproduce", "export")
 
@@ -65,8 +65,28 @@ class UsageError(Exception):
     """The command line itself is malformed (unknown option, missing value)."""
 
 
+def _ascii_int(text: str) -> int:
+    return parse_number(text, int)
+
+
+def _ascii_float(text: str) -> float:
+    if text.strip().lower().lstrip("+-") in ("nan", "inf", "infinity"):
+        return float(text)          # the setting's check says why it is refused
+    return parse_number(text, float)
+
+
 class OneLineParser(argparse.ArgumentParser):
-    """argparse that reports problems as one sentence instead of usage + error."""
+    """argparse that reports problems as one sentence instead of usage + error.
+
+    Every ``type=int`` / ``type=float`` option reads its value in the one number form of
+    :func:`engine.validation.parse_number` (ASCII digits; ``1e3`` is a whole number), not with Python's
+    ``int()``/``float()``, which also read other scripts' digits, underscores, ``inf`` and ``nan``.
+    """
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.register("type", int, _ascii_int)
+        self.register("type", float, _ascii_float)
 
     def error(self, message):  # argparse calls this for a malformed command line
         raise UsageError(message[0].upper() + message[1:].rstrip(".") + ".")
