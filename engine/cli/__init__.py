@@ -6,8 +6,9 @@ own module ``engine.cli.<tool>`` exposing ``HELP`` (one line),
 ``add_arguments(parser)``, ``cost(args)`` and ``run(args) -> dict``.
 
 Pricing is done here, once for every tool: ``cost(args)`` returns the
-:class:`~engine.limits.Cost` of what ``run(args)`` would compute (None for
-light work); :func:`main` checks it with :func:`engine.limits.check` under
+:class:`~engine.limits.Cost` of what ``run(args)`` would compute, or
+``Cost.free("why")`` for work that is light whatever its inputs (never None:
+:func:`price` refuses a tool that forgets its price); :func:`main` checks it with :func:`engine.limits.check` under
 :func:`host_limits` and refuses above the host's limits with one sentence
 (exit 2) before anything heavy starts. The tool then runs under a cancel
 token (:mod:`engine.cancel`) whose deadline is ``RUN_TIME_FACTOR`` times
@@ -25,7 +26,7 @@ import os
 import sys
 
 from engine.cancel import TIME_LIMIT, Cancelled, CancelToken, cancellable
-from engine.limits import RUN_TIME_FACTOR, SECONDS_ENV, HostLimits, check, format_seconds
+from engine.limits import RUN_TIME_FACTOR, SECONDS_ENV, Cost, HostLimits, check, format_seconds
 from engine.validation import ConfigError, parse_number
 
 TOOLS = ("fbo", "privacy", "hype", "pogpucb", "data", "sweep", "audit", "reproduce", "export")
@@ -133,10 +134,17 @@ def to_json(payload: dict) -> str:
     return json.dumps(_jsonable(payload), allow_nan=False)
 
 
-def price(module, args, limits: HostLimits):
-    """Check what ``module.run(args)`` would cost against ``limits`` (ConfigError above them)."""
+def price(module, args, limits: HostLimits) -> Cost:
+    """Check what ``module.run(args)`` would cost against ``limits`` (ConfigError above them).
+
+    Every command has a price: a ``cost(args)`` that returns anything but a :class:`Cost` (a forgotten
+    door) is a programming error, raised before ``run`` starts.
+    """
     cost = module.cost(args)
-    if cost is not None:
+    if not isinstance(cost, Cost):
+        raise TypeError(f"{module.__name__}.cost(args) returned {cost!r}: return the Cost of the work, or "
+                        "Cost.free('why') for a command that does no heavy work")
+    if not cost.is_free:
         check(cost, limits, what=getattr(module, "WHAT", "This run"))
     return cost
 
