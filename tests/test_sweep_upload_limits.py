@@ -150,5 +150,5 @@ def test_the_probes_columns_of_empty_lists_are_refused_from_the_schema(monkeypat
     monkeypatch.setattr(upload.pd, "read_parquet", _never)
     with pytest.raises(ConfigError) as err:
         read_upload(io.BytesIO(data), "lists.parquet", limits=OPEN)
-    assert _one_sentence(err.value) == ("lists.parquet has a column of list<element: int64> (list0); a sweep table "
-                                        "holds one number or text per cell.")
+    assert _one_sentence(err.value) == ("lists.parquet has a column of lists (list0); a sweep table holds one "
+                                        "number or text per cell.")

@@ -130,8 +130,11 @@ def _parquet(data: bytes, name: str, limits: HostLimits, max_bytes: int | None) 
     schema = parquet.schema_arrow
     nested = [f for f in schema if pa.types.is_nested(f.type)]
     if nested:
-        raise ConfigError(f"{name} has a column of {nested[0].type} ({nested[0].name[:40]}); a sweep table holds "
-                          "one number or text per cell.", "upload")
+        kind = nested[0].type
+        what = ("structures" if pa.types.is_struct(kind) else "maps" if pa.types.is_map(kind)
+                else "unions" if pa.types.is_union(kind) else "lists")
+        raise ConfigError(f"{name} has a column of {what} ({nested[0].name[:40]}); a sweep table holds one number "
+                          "or text per cell.", "upload")
     rows = meta.num_rows
     text = [f.name for f in schema if pa.types.is_string(f.type) or pa.types.is_large_string(f.type)]
     # The frame pandas builds: 8 bytes a number or missing value (an all-null column is an object column of
