@@ -179,3 +179,31 @@ def test_the_flower_export_is_built_through_the_gate(monkeypatch):
     first = gate.flower_app("fbo", config, cache)
     assert first[:2] == b"PK" and gate.flower_app("fbo", config, cache) is first
     assert calls == [(app_zip, ("fbo", config), "agents")]
+
+
+@pytest.mark.parametrize("raised, says", [
+    ("failure", "Could not open t.csv: an internal error (the server's log has the details)."),
+    ("time", "more computing time than this server allows per run"),
+    ("stop", None),
+], ids=["worker-failure", "time-limit", "stopped"])
+def test_an_upload_opened_in_one_call_ends_in_a_sentence(raised, says, monkeypatch):
+    """Reading and analysing an upload is one call with one deadline: what ends it early (a failure in the
+    worker, the time limit) is the visitor's sentence where the page shows a refusal; Stop ends the script."""
+    import ui.kit.compute as gate
+    import ui.sweep.analysis as analysis
+    from engine.cancel import STOPPED, TIME_LIMIT, Cancelled
+    from engine.validation import ConfigError
+
+    def ended(*args, **kwargs):
+        if raised == "failure":
+            raise RuntimeError("an internal error (the server's log has the details)")
+        raise Cancelled(TIME_LIMIT if raised == "time" else STOPPED)
+
+    monkeypatch.setattr(gate, "compute", ended)
+    if says is None:
+        with pytest.raises(Cancelled):
+            analysis.open_upload(b"setting,utility,privacy_loss\n", "t.csv", None)
+        return
+    with pytest.raises(ConfigError) as err:
+        analysis.open_upload(b"setting,utility,privacy_loss\n", "t.csv", None)
+    assert says in str(err.value) and err.value.field == "upload"

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 import pandas as pd
 
 from engine.sweep import read_upload, summarise, varied_parameters
+from engine.validation import ConfigError
 from engine.sweep.analysis import ALL_PAIRS_MAX_SETTINGS, lower_is_better, pair_differences, ties, with_metric
 
 KEPT_TABLES = 8                 # analyses of uploaded files kept for every session (by the hash of the file)
@@ -67,11 +68,22 @@ def analyse_upload(data: bytes, name: str, max_bytes: int | None, metric: str, a
 
 def open_upload(data: bytes, name: str, max_bytes: int | None) -> tuple[pd.DataFrame, dict]:
     """An uploaded file's table and what its result keeps (its digest, analysis and bytes), read and analysed
-    in one walled call: one deadline for the request. Raises ConfigError with the visitor's sentence."""
+    in one walled call: one deadline for the request. Raises ConfigError with the visitor's sentence (the time
+    limit's and an unexpected failure's too, so the page shows it where it shows a refusal)."""
+    from engine.cancel import TIME_LIMIT, Cancelled
+    from engine.walls import TIME
     from ui.kit.compute import compute
+    from ui.kit.run_worker import wall_sentence
 
     key = digest(data)
-    table, analysis = compute(read_and_analyse, data, name, max_bytes, "utility", analyse, walled="upload")
+    try:
+        table, analysis = compute(read_and_analyse, data, name, max_bytes, "utility", analyse, walled="upload")
+    except Cancelled as err:
+        if err.reason != TIME_LIMIT:
+            raise                   # Stop, another click, a closed tab: the script ends as it would
+        raise ConfigError(wall_sentence(TIME, "upload"), "upload") from None
+    except RuntimeError as err:     # a failure in the worker: its visitor's sentence (nothing internal when hosted)
+        raise ConfigError(f"Could not open {name}: {err}.", "upload") from None
     _keep(key, analysis)
     return table, {"digest": key, "analysis": analysis, "upload": (data, name, max_bytes)}
 
