@@ -4,7 +4,7 @@ handed to the gate (``compute`` / ``pooled`` with a price or a wall, ``LiveLine`
 ``Priced`` only the price check hands out, ``in_background`` inside such a line). A callback the script itself
 calls (``run_live``'s ``draw=``) is not behind the gate.
 
-A new button that calls ``run_fbo(config)`` in the script, or a cached helper that builds an objective called
+A new button that calls ``run_fbo(config)`` in the script, or a cached function that builds an objective called
 from the page's top level, fails here; an exception is listed in ALLOWED with the reason it is not heavy.
 """
 
@@ -150,7 +150,7 @@ def test_every_allowed_exception_is_still_there():
     ("def votes(c):\n    yield from iter_hype(c)\nlines = [LiveLine('a', lambda: votes(c), 10)]\n", False),
     ("run = compute if light else pooled\nrnd = run(server_round, config)\n", False),
     ("def votes(c):\n    yield from iter_hype(c)\nfor v in votes(c):\n    pass\n", True),
-], ids=["direct", "via-a-helper", "compute", "live-line", "line-helper", "alias", "helper-iterated"])
+], ids=["direct", "via-a-function", "compute", "live-line", "line-function", "alias", "function-iterated"])
 def test_the_walk_finds_a_forgotten_door(code, found, tmp_path, monkeypatch):
     page = tmp_path / "pages" / "9_New.py"
     page.parent.mkdir()
