@@ -20,15 +20,21 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
+import numbers
+import re
 import shlex
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping
 
-from engine.validation import ConfigError, check_choice, check_int, check_range
+from engine.validation import ConfigError, check_choice, check_int, check_range, shown
 
 KEY = "dpbo_setting"
 SEED_MAX = 2**31 - 2  # seeds are numpy seeds below 2^31 - 1 (the sweep derives them the same way)
 KINDS = (bool, int, float, str)
+WHOLE_MAX = 2**53     # whole numbers beyond this are not exact as floats: no setting needs one
+CONFIG_MAX_BYTES = 1 << 20   # a configuration file (the pages' exports are a few kB)
+CONFIG_MAX_DEPTH = 8         # nesting of a configuration file ({"lines": [{"config": {...}}]} is 4)
 
 
 class _Unset:
@@ -122,12 +128,43 @@ def defaults(cls) -> dict:
 
 # ------------------------------------------------------------------ validation
 
-def check_value(name: str, value, s: Spec):
-    """The generic check of one value against its spec; returns the value as its kind."""
+def typed(name: str, value, s: Spec):
+    """``value`` as its field's declared kind, before any bound is checked (raises ConfigError naming the field).
+
+    A flag takes true or false; a number takes a number (a whole one for an int field: 2.0 becomes 2, 2.5 is
+    refused), never text such as ``"10"``; a choice or a text takes text. Only the text of a link or a command
+    line is read as a number (:func:`engine.validation.parse_number`), by the page or the parser, before here.
+    """
     noun = s.noun or name
     if s.kind is bool:
         if not isinstance(value, bool):
-            raise ConfigError(f"{noun} must be true or false, got {value!r}.", name)
+            raise ConfigError(f"{noun} must be true or false, got {shown(value)}.", name)
+        return value
+    if s.kind in (int, float):
+        if isinstance(value, bool) or not isinstance(value, numbers.Real):
+            raise ConfigError(f"{noun} must be a number, got {shown(value)}.", name)
+        if isinstance(value, numbers.Integral):
+            value = int(value)
+            if s.kind is int and abs(value) > WHOLE_MAX:
+                bound = s.high if s.high is not None else WHOLE_MAX
+                raise ConfigError(f"{noun} must be at most {bound:,.0f}, got {shown(value)}.", name)
+            return value
+        value = float(value)
+        if s.kind is int and math.isfinite(value) and value.is_integer():
+            if abs(value) > WHOLE_MAX:
+                bound = s.high if s.high is not None else WHOLE_MAX
+                raise ConfigError(f"{noun} must be at most {bound:,.0f}, got {value:g}.", name)
+            return int(value)
+        return value
+    if not isinstance(value, str):
+        raise ConfigError(f"{noun} must be text, got {shown(value)}.", name)
+    return value
+
+
+def check_value(name: str, value, s: Spec):
+    """The generic check of one value against its spec; returns the value as its kind."""
+    value = typed(name, value, s)
+    if s.kind is bool:
         return value
     if s.kind is int:
         return check_int(name, value, s.low, s.high, name=s.noun)
@@ -135,21 +172,24 @@ def check_value(name: str, value, s: Spec):
         return check_range(name, value, s.low, s.high, low_open=s.low_open, high_open=s.high_open, name=s.noun)
     if s.choices is not None:
         return check_choice(name, value, s.choices, name=s.noun)
-    if not isinstance(value, str):
-        raise ConfigError(f"{noun} must be text, got {value!r}.", name)
     return value
 
 
 def validate(config, *, normalize: bool = False) -> None:
     """Check every declared field of ``config`` (raises ConfigError naming the field).
 
-    ``normalize`` stores the checked value (e.g. 10.0 -> 10 for a whole number) on the frozen config.
+    Every value is first given its declared kind (:func:`typed`; a whole number of an int field is stored as
+    an int, so 2.0 iterations are 2); ``normalize`` also stores the checked value of the other fields (e.g.
+    a float field's 1 as 1.0) on the frozen config.
     """
     for name, s in specs(config).items():
-        if s.when is not None and not s.when(config):
-            continue
         value = getattr(config, name)
         if value is None and s.optional:
+            continue
+        value = typed(name, value, s)
+        if s.kind is int:
+            object.__setattr__(config, name, value)
+        if s.when is not None and not s.when(config):
             continue
         checked = s.check(config, value) if s.check is not None else check_value(name, value, s)
         if normalize:
@@ -218,22 +258,61 @@ def add_config_file_argument(parser) -> None:
                         help="a configuration JSON (as the pages export it); options given here override it")
 
 
-def read_config_file(path: str, cls) -> dict:
-    """The settings of a configuration JSON, checked against ``cls``'s fields (one sentence on a bad file).
-
-    Accepts a JSON object of settings, ``{"config": {...}}`` or the Federated BO page's export
-    ``{"lines": [{"config": {...}}, ...]}`` with a single line.
-    """
+def _read_bounded(path: str) -> str:
+    """The text of a configuration file, at most :data:`CONFIG_MAX_BYTES` (``/dev/zero`` is not read forever)."""
     try:
-        with open(path, encoding="utf-8") as handle:
-            data = json.load(handle)
+        with open(path, "rb") as handle:
+            data = handle.read(CONFIG_MAX_BYTES + 1)
     except FileNotFoundError:
         raise ConfigError(f"The configuration file {path} does not exist.", "config") from None
-    except (OSError, UnicodeDecodeError) as err:
+    except OSError as err:
         raise ConfigError(f"The configuration file {path} cannot be read ({err.__class__.__name__}).",
                           "config") from None
+    if len(data) > CONFIG_MAX_BYTES:
+        raise ConfigError(f"The configuration file {path} is larger than {CONFIG_MAX_BYTES // 1024:,} kB; a "
+                          "configuration is a few kB.", "config")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise ConfigError(f"The configuration file {path} is not UTF-8 text.", "config") from None
+
+
+_STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.DOTALL)
+_BRACKET = re.compile(r"[\[\]{}]")
+
+
+def _depth(text: str) -> int:
+    """How deeply the JSON ``text`` nests its arrays and objects (strings skipped), before parsing it."""
+    depth = deepest = 0
+    for match in _BRACKET.finditer(_STRING.sub('""', text)):
+        depth += 1 if match.group() in "[{" else -1
+        deepest = max(deepest, depth)
+    return deepest
+
+
+def _no_constant(name: str):
+    raise ValueError(name)
+
+
+def read_config_file(path: str, cls) -> dict:
+    """The settings of a configuration JSON, each as its field's kind (one sentence on a bad file).
+
+    Accepts a JSON object of settings, ``{"config": {...}}`` or the Federated BO page's export
+    ``{"lines": [{"config": {...}}, ...]}`` with a single line. The file is read up to
+    :data:`CONFIG_MAX_BYTES` and nests at most :data:`CONFIG_MAX_DEPTH` levels; every value is given its
+    field's kind by :func:`typed` (a number is a JSON number, never text; the bounds are the config's).
+    """
+    text = _read_bounded(path)
+    if _depth(text) > CONFIG_MAX_DEPTH:
+        raise ConfigError(f"The configuration file {path} nests more than {CONFIG_MAX_DEPTH} levels; a "
+                          "configuration is one object of settings.", "config")
+    try:
+        data = json.loads(text, parse_constant=_no_constant)
     except json.JSONDecodeError as err:
         raise ConfigError(f"The configuration file {path} is not JSON (line {err.lineno}).", "config") from None
+    except (ValueError, RecursionError):    # NaN or Infinity, a number of more than 4,300 digits
+        raise ConfigError(f"The configuration file {path} is not strict JSON (a number it holds is not finite "
+                          "or too long).", "config") from None
     if isinstance(data, dict) and isinstance(data.get("lines"), list):
         if len(data["lines"]) != 1:
             raise ConfigError(f"The configuration file {path} holds {len(data['lines'])} lines; the command "
@@ -246,8 +325,14 @@ def read_config_file(path: str, cls) -> dict:
     names = {f.name for f in dataclasses.fields(cls)}
     unknown = sorted(set(data) - names)
     if unknown:
-        raise ConfigError(f"Unknown setting(s) in {path}: {', '.join(unknown)}.", unknown[0])
-    return dict(data)
+        listed = ", ".join(shown(name)[1:-1] for name in unknown[:5]) + (", ..." if len(unknown) > 5 else "")
+        raise ConfigError(f"Unknown setting(s) in {path}: {listed}.", unknown[0])
+    declared = specs(cls)
+    out = {}
+    for name, value in data.items():
+        s = declared.get(name)        # an internal field too: the pages' exports hold the whole configuration
+        out[name] = value if s is None or (value is None and s.optional) else typed(name, value, s)
+    return out
 
 
 def values_from_args(args, cls) -> dict:

@@ -14,7 +14,17 @@ defaults to the field.
 from __future__ import annotations
 
 import math
+import re
+import reprlib
 from typing import Iterable
+
+# A number as a person types it: ASCII digits, an optional point and exponent (no other scripts' digits, no
+# underscores, no inf or nan). Links, command-line options and typed lists are read with this one form.
+NUMBER = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?", re.ASCII)
+NUMBER_FORM = "a number written with the digits 0-9 (e.g. 10, 0.25 or 1e-3)"
+_SHOWN = reprlib.Repr()
+_SHOWN.maxstring = _SHOWN.maxother = _SHOWN.maxlong = 40
+_SHOWN.maxlevel, _SHOWN.maxlist, _SHOWN.maxdict = 2, 4, 4
 
 
 class ConfigError(ValueError):
@@ -29,9 +39,44 @@ class ConfigError(ValueError):
         self.field = field
 
 
+def shown(value) -> str:
+    """``repr(value)`` for a sentence, at most about 40 characters however long or deep the value is."""
+    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 128:
+        return f"a number of about {int(value.bit_length() * 0.30103) + 1:,} digits"
+    try:
+        return _SHOWN.repr(value)
+    except Exception:  # noqa: BLE001 - a value whose repr fails is still named
+        return f"a {type(value).__name__}"
+
+
+def parse_number(text: str, kind: type = float):
+    """``text`` as a number of ``kind`` (int: whole) in the one form :data:`NUMBER`; ValueError otherwise.
+
+    Python's own ``float()`` also reads other scripts' digits, underscores, ``inf`` and ``nan``: none of those
+    is what a page or the command line says it accepts.
+    """
+    text = str(text).strip()
+    if not NUMBER.fullmatch(text):
+        raise ValueError(text)
+    if kind is int and re.fullmatch(r"[+-]?[0-9]+", text):
+        return int(text)
+    number = float(text)
+    if not math.isfinite(number):
+        raise ValueError(text)
+    if kind is int:
+        if not number.is_integer():
+            raise ValueError(text)
+        return int(number)
+    return number
+
+
 def _is_number(value) -> bool:
+    if isinstance(value, str):
+        return NUMBER.fullmatch(value.strip()) is not None
     try:
         return not math.isnan(float(value))
+    except OverflowError:
+        return True           # a whole number too large for a float: a number, refused as not finite
     except (TypeError, ValueError):
         return False
 
@@ -39,10 +84,13 @@ def _is_number(value) -> bool:
 def check_number(field: str, value, *, name: str | None = None) -> float:
     name = name or field
     if isinstance(value, bool) or not _is_number(value):
-        raise ConfigError(f"{name} must be a number, got {value!r}.", field)
-    value = float(value)
+        raise ConfigError(f"{name} must be a number, got {shown(value)}.", field)
+    try:
+        value = float(value)
+    except OverflowError:
+        value = math.inf
     if math.isinf(value):
-        raise ConfigError(f"{name} must be finite, got {value}.", field)
+        raise ConfigError(f"{name} must be finite, got {shown(value)}.", field)
     return value
 
 
@@ -72,7 +120,7 @@ def check_positive(field: str, value, *, name: str | None = None) -> float:
 def check_int(field: str, value, low=None, high=None, *, name: str | None = None) -> int:
     number = check_number(field, value, name=name)
     if number != int(number):
-        raise ConfigError(f"{name or field} must be a whole number, got {value!r}.", field)
+        raise ConfigError(f"{name or field} must be a whole number, got {shown(value)}.", field)
     check_range(field, int(number), low, high, name=name)
     return int(number)
 
@@ -84,8 +132,8 @@ def check_probability_open(field: str, value, *, name: str | None = None) -> flo
 
 def check_choice(field: str, value, choices: Iterable[str], *, name: str | None = None) -> str:
     choices = list(choices)
-    if value not in choices:
-        raise ConfigError(f"{name or field} must be one of {', '.join(choices)}, got {value!r}.", field)
+    if not isinstance(value, str) or value not in choices:
+        raise ConfigError(f"{name or field} must be one of {', '.join(choices)}, got {shown(value)}.", field)
     return value
 
 
@@ -102,7 +150,7 @@ def parse_values(text: str, kind: type, name: str, *, field: str = "values", mos
     out = []
     for item in items:
         try:
-            number = float(item)
+            number = parse_number(item)
         except ValueError:
             number = math.nan
         if not math.isfinite(number):

@@ -13,7 +13,6 @@ import numpy as np
 import streamlit as st
 
 from engine.cli.hype import command_line as hype_command_line
-from engine.flower.export import app_zip
 from engine.hype import HypeConfig, iter_hype
 from engine.hype.presets import preset_figure
 from engine.hype.scores import training_label
@@ -38,7 +37,7 @@ from ui.hype.figures import (
     winners_figure,
 )
 from ui.kit.run_loop import LiveLine, RunStatus, checked, current_run, run_buttons, run_live, show_failure
-from ui.kit.compute import compute
+from ui.kit.compute import compute, flower_app
 from ui.kit.opening import open_page
 from ui.kit.routes import HYPE
 from ui.reproduction.view import paper_note, stored_data_figure
@@ -212,7 +211,8 @@ draw_summary(result)
 vote_panel(result.config)
 config_download([("DP-HYPE", result.config)], hype_command_line, file_name="hype_config.json", key="hype_dl_config")
 try:  # these settings as a Flower app whose clients vote through SecAgg+ (engine.flower.export needs no Flower)
-    st.download_button("Export as a Flower app", app_zip("hype", result.config), file_name="dphype_flower_app.zip",
+    st.download_button("Export as a Flower app", flower_app("hype", result.config, run.cache),
+                       file_name="dphype_flower_app.zip",
                        mime="application/zip", icon=":material/download:", on_click="ignore", key="hype_dl_flower",
                        help="A ready Flower app (server, clients, run config with these settings, README with the "
                             "commands); see docs/flower.md.")

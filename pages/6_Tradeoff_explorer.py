@@ -17,18 +17,17 @@ from engine.hosting import dask_scheduler
 from engine.objectives import dataset_label
 from engine.objectives.registry import data_status
 from engine.paths import cache_dir
-from engine.sweep import SweepSummary, get_adapter, iter_sweep, read_upload, spec_cost
+from engine.sweep import SweepSummary, get_adapter, iter_sweep, spec_cost
 from engine.sweep.analysis import (ALL_PAIRS_MAX_SETTINGS, is_full_grid, metric_choices, setting_params,
                                    with_metric)
 from engine.validation import ConfigError
 from ui.sweep import controls
-from ui.sweep.analysis import digest, table_analysis
+from ui.sweep.analysis import open_upload, table_analysis
 from ui.kit.charts import show
 from ui.kit.downloads import csv_bytes
 from ui.kit.errors import ErrorSlots
 from ui.kit.text import plain
 from ui.kit.run_loop import LiveLine, RunStatus, checked, run_live, show_failure
-from ui.kit.compute import compute
 from ui.reproduction.view import preset_note
 from ui.kit.opening import open_page
 from ui.kit.routes import TRADEOFF, page_link
@@ -119,8 +118,7 @@ with upload_tab:
         try:
             limit_mb = float(st.get_option("server.maxUploadSize"))
             data = upload.getvalue()
-            table = compute(read_upload, io.BytesIO(data), upload.name, max_bytes=int(limit_mb * 2**20),
-                            walled="upload")
+            table, opened = open_upload(data, upload.name, int(limit_mb * 2**20))   # read and analysed, walled
         except ConfigError as err:
             st.error(plain(str(err)), icon=":material/error:")
         else:
@@ -128,7 +126,7 @@ with upload_tab:
             failures = table.loc[table["error"].notna(), ["setting", "error"]].drop_duplicates() \
                 if "error" in table else pd.DataFrame()
             st.session_state[controls.RESULT_KEY] = dict(
-                table=table, label=f"Uploaded table {upload.name}", source="upload", dataset=None, digest=digest(data),
+                table=table, label=f"Uploaded table {upload.name}", source="upload", dataset=None, **opened,
                 failures=[dict(setting=s, error=e) for s, e in failures.to_numpy()])
 
 

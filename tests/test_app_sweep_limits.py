@@ -52,8 +52,8 @@ def test_a_table_past_the_styler_cell_limit_shows_a_bounded_part_and_says_so(app
 
 
 def test_an_uploaded_table_is_read_and_analysed_once_not_on_every_rerun(app, monkeypatch):
-    import engine.sweep as upload_module      # the page imports read_upload from here on every run
     import ui.sweep.analysis as analysis
+    import ui.sweep.analysis as upload_module      # the page reads an upload through ui.sweep.analysis.open_upload
 
     calls = {"summarise": 0, "pairs": 0}
     summarise, pairs = analysis.summarise, analysis.pair_differences

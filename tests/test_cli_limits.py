@@ -60,7 +60,7 @@ def test_the_pld_example_is_refused_at_once_with_one_sentence(capsys, monkeypatc
                                    "--workers", "2", "--quiet"]], ids=["hype", "reproduce-in-worker-processes"])
 def test_a_command_past_its_time_limit_stops_with_one_sentence(argv, capsys, monkeypatch):
     # Priced as light (a wrong price), it runs under the deadline: 2 x DPBO_MAX_SECONDS of wall-clock time.
-    monkeypatch.setattr(_load(argv[0]), "cost", lambda args: None)
+    monkeypatch.setattr(_load(argv[0]), "cost", lambda args: Cost.free("a wrong price, for this test"))
     monkeypatch.setenv("DPBO_MAX_SECONDS", "0.5")
     started = time.perf_counter()
     assert main(argv) == 2
@@ -84,7 +84,7 @@ def test_hype_fig2a_is_priced_as_its_grid():
     assert grid == hype_grid_cost(config, 12, 6)            # 6 values of k x 2 epsilons, 6 loss spreads
     assert grid.seconds > hype_cost(config).seconds         # six spreads cost more than one run
     assert hype_cli.cost(parse(["hype"])) == hype_cost(config)
-    assert hype_cli.cost(parse(["hype", "--calibrate"])) is None
+    assert hype_cli.cost(parse(["hype", "--calibrate"])).is_free
 
 
 def test_fbo_does_not_count_a_cached_table(cache):
@@ -118,7 +118,7 @@ def test_a_cached_table_build_costs_nothing(cache, capsys, monkeypatch):
     assert main(["data", "build-table", "--dataset", "digits-svm", "--agents", "50", "--quiet"]) == 2
     err = capsys.readouterr().err
     assert err.startswith("error: This table build needs about") and err.count("\n") == 1, err
-    assert cost(parse(["data", "status"])) is None
+    assert cost(parse(["data", "status"])).is_free
 
 
 def test_reproduce_and_audit_are_priced(capsys, monkeypatch):

@@ -116,7 +116,7 @@ def test_export_cli_refuses_in_one_sentence(tmp_path, capsys, argv, message):
 def test_export_tool_is_light():
     from engine.cli import export
 
-    assert export.cost(None) is None
+    assert export.cost(None).is_free and "never builds" in export.cost(None).free_because
 
 
 # ---------------------------------------------------------------------------------------------- same mechanism

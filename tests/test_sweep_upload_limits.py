@@ -100,3 +100,55 @@ def test_reading_and_comparing_is_priced_before_parsing(monkeypatch):
         read_upload(io.BytesIO(data), "t.csv",
                     limits=HostLimits(max_seconds=0.2, max_memory_mb=None, max_upload_rows=None))
     assert "of computing to open" in _one_sentence(err.value)
+
+
+# ---------------------------------------------------------------- priced by the frame the file becomes
+PROBE = HostLimits(max_seconds=30, max_memory_mb=2048)       # the probe's DPBO_MAX_SECONDS and DPBO_MAX_MEMORY_MB
+
+
+def _arrow_parquet(rows: int, columns: dict) -> bytes:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    base = {"setting": pa.array([f"q={i % 3}" for i in range(rows)]), "utility": pa.array(np.linspace(0, 1, rows)),
+            "privacy_loss": pa.array(np.ones(rows))}
+    buffer = io.BytesIO()
+    pq.write_table(pa.table({**base, **columns}), buffer)
+    return buffer.getvalue()
+
+
+def test_the_probes_all_null_columns_are_priced_as_the_object_columns_they_become(monkeypatch):
+    """200,000 rows x 256 columns, 253 all-null (3.9 MB): priced at about 100 MB from Arrow's bytes (an all-null
+    column counts none), read into 1.5 GB of object columns and analysed for a minute. Now priced from the schema
+    and the row count, as the frame (8 bytes a missing value) and every cell the analysis walks, and refused before
+    it is parsed at the probe's limits."""
+    import pyarrow as pa
+
+    rows = 200_000
+    data = _arrow_parquet(rows, {f"empty{i}": pa.nulls(rows) for i in range(253)})
+    assert len(data) < 5e6
+    monkeypatch.setattr(upload.pd, "read_parquet", _never)
+    with pytest.raises(ConfigError) as err:
+        read_upload(io.BytesIO(data), "nulls.parquet", limits=PROBE)
+    assert "would take about" in _one_sentence(err.value) and "the 30 s this server allows" in str(err.value)
+    seen = []
+    monkeypatch.setattr(upload, "_check_price", lambda name, cost, limits: seen.append(cost))
+    with pytest.raises(ConfigError, match="AssertionError"):          # priced, then stopped at the parse
+        read_upload(io.BytesIO(data), "nulls.parquet", limits=OPEN)
+    frame_mb = rows * 256 * 8 / 1e6                       # what pandas holds: a pointer (or a number) per cell
+    assert min(c.memory_mb for c in seen) >= 2 * frame_mb, [c.memory_mb for c in seen]
+
+
+def test_the_probes_columns_of_empty_lists_are_refused_from_the_schema(monkeypatch):
+    """30,000 rows with 253 columns of empty lists (0.7 MB): +1,379 MB against 309 MB priced. A sweep table holds
+    one number or text per cell: refused from the schema, before anything is read."""
+    import pyarrow as pa
+
+    rows = 30_000
+    empty = pa.array([[]] * rows, type=pa.list_(pa.int64()))
+    data = _arrow_parquet(rows, {f"list{i}": empty for i in range(253)})
+    monkeypatch.setattr(upload.pd, "read_parquet", _never)
+    with pytest.raises(ConfigError) as err:
+        read_upload(io.BytesIO(data), "lists.parquet", limits=OPEN)
+    assert _one_sentence(err.value) == ("lists.parquet has a column of lists (list0); a sweep table holds one "
+                                        "number or text per cell.")

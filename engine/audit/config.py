@@ -45,7 +45,7 @@ def _delta():
 
 
 def _seed():
-    return setting(0, low=0, link=(0, 2**32 - 1), label="seed")
+    return setting(0, low=0, high=2**32 - 1, link=(0, 2**32 - 1), label="seed")
 
 
 def _noise_scale():

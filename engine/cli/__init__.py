@@ -6,8 +6,9 @@ own module ``engine.cli.<tool>`` exposing ``HELP`` (one line),
 ``add_arguments(parser)``, ``cost(args)`` and ``run(args) -> dict``.
 
 Pricing is done here, once for every tool: ``cost(args)`` returns the
-:class:`~engine.limits.Cost` of what ``run(args)`` would compute (None for
-light work); :func:`main` checks it with :func:`engine.limits.check` under
+:class:`~engine.limits.Cost` of what ``run(args)`` would compute, or
+``Cost.free("why")`` for work that is light whatever its inputs (never None:
+:func:`price` refuses a tool that forgets its price); :func:`main` checks it with :func:`engine.limits.check` under
 :func:`host_limits` and refuses above the host's limits with one sentence
 (exit 2) before anything heavy starts. The tool then runs under a cancel
 token (:mod:`engine.cancel`) whose deadline is ``RUN_TIME_FACTOR`` times
@@ -30,8 +31,8 @@ import os
 import sys
 
 from engine.cancel import TIME_LIMIT, Cancelled, CancelToken, cancellable
-from engine.limits import RUN_TIME_FACTOR, SECONDS_ENV, HostLimits, check, format_seconds
-from engine.validation import ConfigError
+from engine.limits import RUN_TIME_FACTOR, SECONDS_ENV, Cost, HostLimits, check, format_seconds
+from engine.validation import ConfigError, parse_number
 
 # Optional dependencies (import name -> the extra of pyproject.toml that installs them).
 EXTRAS = {"dask": "dask", "distributed": "dask", "pyarrow": "dask", "flwr": "flower", "plotly": "plots",
@@ -74,8 +75,28 @@ class UsageError(Exception):
     """The command line itself is malformed (unknown option, missing value)."""
 
 
+def _ascii_int(text: str) -> int:
+    return parse_number(text, int)
+
+
+def _ascii_float(text: str) -> float:
+    if text.strip().lower().lstrip("+-") in ("nan", "inf", "infinity"):
+        return float(text)          # the setting's check says why it is refused
+    return parse_number(text, float)
+
+
 class OneLineParser(argparse.ArgumentParser):
-    """argparse that reports problems as one sentence instead of usage + error."""
+    """argparse that reports problems as one sentence instead of usage + error.
+
+    Every ``type=int`` / ``type=float`` option reads its value in the one number form of
+    :func:`engine.validation.parse_number` (ASCII digits; ``1e3`` is a whole number), not with Python's
+    ``int()``/``float()``, which also read other scripts' digits, underscores, ``inf`` and ``nan``.
+    """
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.register("type", int, _ascii_int)
+        self.register("type", float, _ascii_float)
 
     def error(self, message):  # argparse calls this for a malformed command line
         raise UsageError(message[0].upper() + message[1:].rstrip(".") + ".")
@@ -142,10 +163,17 @@ def to_json(payload: dict) -> str:
     return json.dumps(_jsonable(payload), allow_nan=False)
 
 
-def price(module, args, limits: HostLimits):
-    """Check what ``module.run(args)`` would cost against ``limits`` (ConfigError above them)."""
+def price(module, args, limits: HostLimits) -> Cost:
+    """Check what ``module.run(args)`` would cost against ``limits`` (ConfigError above them).
+
+    Every command has a price: a ``cost(args)`` that returns anything but a :class:`Cost` (a forgotten
+    door) is a programming error, raised before ``run`` starts.
+    """
     cost = module.cost(args)
-    if cost is not None:
+    if not isinstance(cost, Cost):
+        raise TypeError(f"{module.__name__}.cost(args) returned {cost!r}: return the Cost of the work, or "
+                        "Cost.free('why') for a command that does no heavy work")
+    if not cost.is_free:
         check(cost, limits, what=getattr(module, "WHAT", "This run"))
     return cost
 

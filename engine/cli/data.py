@@ -19,7 +19,7 @@ from engine.executor import from_args, use
 from engine.objectives.builds import build_table
 from engine.objectives.datasets import LANDMINE_URL, check_landmine_file, fetch_landmine
 from engine.cli import host_limits
-from engine.limits import check_workers, cores, objective_cost
+from engine.limits import Cost, check_workers, cores, objective_cost
 from engine.objectives.registry import DATASETS, TABLE_TASKS, data_status, dataset_costs, dataset_label, make_task
 from engine.objectives.store import cached_tables, table_path
 from engine.paths import DATA_DIR_ORDER, DEFAULT_CACHE_DIR, DEFAULT_DATA_DIR, cache_dir, data_dir, data_dir_source
@@ -89,8 +89,10 @@ def _build_table(args) -> dict:
 
 def cost(args):
     """A table build's price: every agent scored on the grid, in worker processes; nothing when it is cached."""
+    if args.action == "fetch":
+        return Cost.free("one download of a few MB, bounded in bytes and by its timeout")
     if args.action != "build-table":
-        return None
+        return Cost.free("lists the data sets and the cached tables")
     workers = check_workers(args.workers, host_limits()) if args.workers is not None else None
     if workers is not None and workers < 1:
         raise ConfigError(f"--workers must be at least 1, got {workers}.", "workers")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from engine.flower.export import export_app
 from engine.flower.settings import CONFIGS, SETTINGS, TOOLS
+from engine.limits import Cost
 from engine.validation import ConfigError, check_choice
 
 HELP = "Write a ready Flower app (server, clients, run config, README) with the explorer's settings."
@@ -50,9 +51,10 @@ def config_from_args(args):
     return tool, CONFIGS[tool](**given)
 
 
-def cost(args):
-    """Exporting writes a few small files: light work."""
-    return None
+def cost(args) -> Cost:
+    """Exporting writes a few small files; the run config describes the objective and the accounting (the
+    exported app computes them where it runs), so the export never builds or accounts anything itself."""
+    return Cost.free("writes a few small files; the run config describes the objective, never builds it")
 
 
 def run(args) -> dict:

@@ -6,7 +6,7 @@ from engine.hype import HypeConfig, calibrate_sigma, run_hype, sensitivity
 from engine.hype.calibration import epsilon_for_sigma
 from engine.hype.config import DEFAULT_EPSILON, default_clients
 from engine.hype.sweeps import FIG2A_EPSILONS, FIG2A_KS, FIG2A_SIGMA_LOSSES, success_grid
-from engine.limits import hype_cost, hype_grid_cost
+from engine.limits import Cost, hype_cost, hype_grid_cost
 from engine.settings import add_config_arguments, add_config_file_argument, defaults, values_from_args
 from engine.settings import command_line as settings_command_line
 from engine.validation import ConfigError, check_int, check_positive, check_probability_open, check_range
@@ -56,10 +56,10 @@ def command_line(config: HypeConfig) -> str:
     return settings_command_line("hype", config, omit=omit)
 
 
-def cost(args):
+def cost(args) -> Cost:
     """The votes' price; the Fig. 2a grid is priced as a grid (every loss spread and (k, epsilon) point)."""
     if args.calibrate:
-        return None
+        return Cost.free("a closed-form noise calibration (one bisection of the Gaussian mechanism)")
     config = config_from_args(args)
     if args.fig2a:
         points = len([k for k in FIG2A_KS if k <= config.p]) * len(FIG2A_EPSILONS)

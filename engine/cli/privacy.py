@@ -7,7 +7,7 @@ paper's convention); without ``--agents`` there is no N to take it from, so
 
 from __future__ import annotations
 
-from engine.limits import accountant_cost
+from engine.limits import Cost, accountant_cost
 from engine.privacy import ACCOUNTANTS, SAMPLING, calibrate_z, default_delta, epsilon, epsilon_curve
 from engine.validation import ConfigError
 
@@ -44,7 +44,7 @@ def cost(args):
     """The accounting's price: one epsilon (or a calibration and its epsilon), and the curve when asked."""
     delta_of(args)
     if args.steps < 1 or (args.z is not None and not args.z > 0):
-        return None             # not a valid request: the accountant says why, at once
+        return Cost.free("an invalid request: the accountant refuses it in one sentence before any work")
     calibrating = args.target_epsilon is not None
     return accountant_cost(args.steps, (args.accountant,), curve=args.curve, points=1,
                            calibrations=1 if calibrating else 0, z=None if calibrating else args.z)

@@ -109,7 +109,8 @@ class FboConfig:
     alpha: float | None = setting(None, kind=float, low=0, check=_check_alpha, link=(0.0, 1e6),
                                   noun="heterogeneity alpha", label="heterogeneity α",
                                   help="task heterogeneity (default: the task's)")
-    objective_seed: int = setting(0, low=0, noun="objective seed", link=(0, SEED_MAX), label="objective seed",
+    objective_seed: int = setting(0, low=0, high=SEED_MAX, noun="objective seed", link=(0, SEED_MAX),
+                                  label="objective seed",
                                   help="fixes the objective itself")
     own_sampler: str = setting("authors", choices=OWN_SAMPLERS, noun="own sampler", not_on_page=CLI_ONLY,
                                help="an agent's own Thompson sample: authors (its GP, fresh random features), "
@@ -127,7 +128,7 @@ class FboConfig:
     domain: str = setting("table", choices=("table", "continuous"), label="domain")
     runs: int = setting(5, low=1, noun="number of runs", link=(1, 1000), label="runs",
                         help="independent runs simulated together")
-    seed: int = setting(0, low=0, link=(0, SEED_MAX), label="seed")
+    seed: int = setting(0, low=0, high=SEED_MAX, link=(0, SEED_MAX), label="seed")
     accountant: str = setting("ma", choices=ACCOUNTANTS, label="accountant")
     delta: float | None = setting(None, kind=float, low=0, high=1, low_open=True, high_open=True,
                                   link=(1e-300, 1 - 1e-9), label="δ", help="default 1 / N^1.1")

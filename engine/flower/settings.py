@@ -29,7 +29,13 @@ def check_tool(tool: str) -> str:
 
 
 def fbo_run_config(config: FboConfig) -> dict:
-    """The run config of a DP-FTS-DE app with ``config``'s settings (validated for a Flower deployment)."""
+    """The run config of a DP-FTS-DE app with ``config``'s settings (validated for a Flower deployment).
+
+    It describes the run and builds nothing: the number of agents and the default delta are resolved from the
+    configuration, the synthetic task's lengthscale, noise and dimension are its declared constants. The app
+    plans the run (z calibrated, the privacy curve) and each agent builds its own function where it runs, so
+    exporting a million agents writes the same few small files as exporting four.
+    """
     if not config.uses_server:
         raise ConfigError(f"{config.algorithm.upper()} has no central server to deploy; choose FTS-DE, DP-FTS or "
                           "DP-FTS-DE.", "algorithm")
@@ -37,20 +43,18 @@ def fbo_run_config(config: FboConfig) -> dict:
         raise ConfigError("The exported agents evaluate the synthetic task unless you give them your own "
                           "objective; export with dataset synthetic and replace evaluate(x) in client_app.py.",
                           "dataset")
-    from engine.fbo.plan import make_plan      # planning and the objective: loaded by the export only
+    from engine.fbo.plan import resolve_agents       # loaded by the export only
+    from engine.objectives import synthetic
+    from engine.privacy import default_delta
 
-    plan = make_plan(config.replace(runs=1, domain="continuous"))
+    config = config.replace(runs=1, domain="continuous")
     out = {name: getattr(config, name) for name in FBO_SETTINGS}
-    out["agents"] = plan.n_agents
-    if plan.epsilon_curve is not None:
-        out["delta"] = plan.delta
-    from engine.objectives import build_objective          # cheap for the synthetic task, loaded on use
-
-    objective = build_objective("synthetic", n_agents=plan.n_agents, alpha=config.alpha,
-                                seed=config.objective_seed, domain="continuous", split=None)
-    out["lengthscale"] = float(config.lengthscale or objective.lengthscale)
-    out["noise_var"] = float(config.noise_var or objective.noise_var)
-    out.update(FBO_APP, dim=int(objective.dim))
+    out["agents"] = resolve_agents(config)
+    if config.is_private and config.delta is None:
+        out["delta"] = default_delta(out["agents"])
+    out["lengthscale"] = float(config.lengthscale or synthetic.LENGTHSCALE)
+    out["noise_var"] = float(config.noise_var or synthetic.NOISE_VAR)
+    out.update(FBO_APP, dim=synthetic.DIM)
     return {name: value for name, value in out.items() if value is not None}
 
 

@@ -79,7 +79,7 @@ class HypeConfig:
     dropout: float = setting(0.0, low=0, high=1, high_open=True, noun="dropout fraction", link=(0.0, 1 - 1e-9),
                              label="actual dropouts", help="fraction of clients that drop out in every vote")
     repetitions: int = setting(2000, low=1, high=MAX_REPETITIONS, noun="number of repetitions", label="repetitions")
-    seed: int = setting(0, low=0, link=(0, SEED_MAX), label="seed")
+    seed: int = setting(0, low=0, high=SEED_MAX, link=(0, SEED_MAX), label="seed")
     dataset: str = setting("digits", choices=HYPE_DATASETS, noun="data set", when=_data, label="data set",
                            help="data mode")
     # Data mode: Dirichlet concentration; None = iid shares.

@@ -59,6 +59,8 @@ class Cost:
     ``field`` first; ``memory_field`` is the one to lower when memory is the
     problem (default: ``field``). ``transient_mb`` is the part of ``memory_mb``
     needed only while the work computes (temporaries, a table build's workers).
+
+    Work that is not heavy is not "unpriced": it is :meth:`free`, which says why (``free_because``).
     """
 
     seconds: float
@@ -67,6 +69,18 @@ class Cost:
     knobs: tuple[str, ...] = ()
     memory_field: str | None = None
     transient_mb: float = 0.0
+    free_because: str = ""
+
+    @classmethod
+    def free(cls, because: str) -> "Cost":
+        """The price of work that is not heavy whatever its inputs, and why (e.g. "writes a few small files")."""
+        if not str(because).strip():
+            raise ValueError("Cost.free needs the reason the work is light")
+        return cls(seconds=0.0, memory_mb=0.0, field="", free_because=str(because))
+
+    @property
+    def is_free(self) -> bool:
+        return bool(self.free_because)
 
     def __add__(self, other: "Cost") -> "Cost":
         """Two pieces of work held in memory together, computed in turn (e.g. the lines of one comparison):

@@ -28,6 +28,7 @@ from engine.hosting import is_hosted, where
 from engine.paths import data_dir as default_data_dir
 from engine.validation import ConfigError
 
+FETCH_MAX_BYTES = 32 * 2**20      # a download read at most (the landmine file is about 1 MB, its zip less)
 LANDMINE_SHA256 = "2163ab20a80e33a8b65593c48cf283c540599dcb291105e63fa4af2ce24c2bea"
 LANDMINE_RELPATH = Path("landmine") / "LandmineData.mat"
 LANDMINE_FIELDS = 29
@@ -99,9 +100,9 @@ def _extract_landmine(payload: bytes) -> bytes:
     if payload[:4] != b"PK\x03\x04":
         return payload
     with zipfile.ZipFile(io.BytesIO(payload)) as archive:
-        members = [name for name in archive.namelist() if name.endswith("LandmineData.mat")]
-        if not members:
-            return b""
+        members = [info for info in archive.infolist() if info.filename.endswith("LandmineData.mat")]
+        if not members or members[0].file_size > FETCH_MAX_BYTES:
+            return b""          # no such member, or one that unpacks to more than the file: not the file
         return archive.read(members[0])
 
 
@@ -122,11 +123,15 @@ def fetch_landmine(data_dir: str | os.PathLike | None = None, url: str = LANDMIN
         return {"status": "present", "path": str(path), "sha256": LANDMINE_SHA256}
     try:
         with opener(url, timeout=timeout) as response:
-            payload = response.read()
+            payload = response.read(FETCH_MAX_BYTES + 1)     # file:///dev/zero or an endless server: bounded
     except (urllib.error.URLError, OSError, ValueError) as err:
         reason = getattr(err, "reason", None) or err
         raise DatasetUnavailable(f"Could not download the landmine data from {url} ({reason}). "
                                  + landmine_help(path, suggest_fetch=False), "dataset") from None
+    if len(payload) > FETCH_MAX_BYTES:
+        raise DatasetUnavailable(f"The download from {url} is larger than {FETCH_MAX_BYTES // 2**20} MB, far more "
+                                 "than the landmine file; nothing was written. "
+                                 + landmine_help(path, suggest_fetch=False), "dataset")
     content = _extract_landmine(payload)
     if hashlib.sha256(content).hexdigest() != LANDMINE_SHA256:
         raise DatasetUnavailable(f"The file downloaded from {url} does not match the published sha256 of "

@@ -27,6 +27,7 @@ from engine.objectives.base import FunctionObjective, TableObjective
 from engine.validation import check_choice, check_int, check_range
 
 GRID_SIZE = 1000
+DIM = 1                 # a function of [0, 1]
 LENGTHSCALE = 0.03
 SHIFT = 0.02
 NOISE_VAR = 0.01
@@ -92,7 +93,7 @@ def build(n_agents: int | None = None, alpha: float | None = None, seed: int = 0
     seed = check_int("objective_seed", seed, 0, name="objective seed")
     check_choice("domain", domain, ("table", "continuous"))
     grid, values = synthetic_values(n_agents, alpha, seed)
-    common = dict(name="synthetic", n_agents=n_agents, dim=1, noise_std=float(np.sqrt(NOISE_VAR)),
+    common = dict(name="synthetic", n_agents=n_agents, dim=DIM, noise_std=float(np.sqrt(NOISE_VAR)),
                   reference=values.max(axis=1), metric_label="simple regret", lengthscale=LENGTHSCALE,
                   noise_var=NOISE_VAR, own_gp_prior=(LENGTHSCALE, 1.0, NOISE_VAR), own_refit_every=0,
                   description=f"GP sample (SE, lengthscale {LENGTHSCALE}) on {GRID_SIZE} points, "

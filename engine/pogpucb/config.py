@@ -69,7 +69,7 @@ class PoConfig:
                               help="GP-UCB iterations T")
     runs: int = setting(20, low=1, high=MAX_RUNS, check=_whole("runs", 1, MAX_RUNS, "number of runs"),
                         cli_type=float, label="runs", help="independent runs (own M and initial rows)")  # paper: 50
-    seed: int = setting(0, low=0, link=(0, SEED_MAX), label="seed")
+    seed: int = setting(0, low=0, high=SEED_MAX, link=(0, SEED_MAX), label="seed")
     # Random rows queried before GP-UCB (not stated in the paper).
     initial_points: int = setting(2, low=1, high=100, not_on_page=PAGE_DEFAULT,
                                   help="random rows queried before GP-UCB")
@@ -82,7 +82,7 @@ class PoConfig:
     # With "refit": iterations between the modeler's ML fits.
     refit_every: int = setting(10, low=1, high=MAX_ITERATIONS, not_on_page=PAGE_DEFAULT)
     # Fixes the task (synthetic GP draw, the curator's ML fit).
-    task_seed: int = setting(0, low=0, not_on_page=PAGE_DEFAULT,
+    task_seed: int = setting(0, low=0, high=SEED_MAX, not_on_page=PAGE_DEFAULT,
                              help="fixes the synthetic GP draw and the ML fit")
     baseline: bool = setting(True, not_on_page=PAGE_DEFAULT, help="skip non-private GP-UCB")
     # Pairs sampled for the distance-distortion histogram.

@@ -1,14 +1,18 @@
 """Opening a sweep table a visitor uploads: refused from its header or footer, priced, then read.
 
 :func:`read_upload` is the one call a page makes. Before any parsing it reads
-what the file says about itself (a Parquet file's footer: rows, columns,
-unpacked size; a CSV file's header line: columns) and refuses a file that
-would not fit with one sentence; then it prices reading the table and
-comparing its settings (:func:`engine.limits.upload_cost` plus
-:func:`engine.sweep.analysis.pair_seconds`) against the host's limits, and
-only then reads it. Text columns of a Parquet file are read as dictionaries,
-so a file of a few kB whose rows repeat a long string is measured at its
-unpacked size before pandas ever holds it.
+what the file says about itself (a Parquet file's footer: rows, columns and
+their types, unpacked size; a CSV file's header line and its number of lines)
+and refuses a file that would not fit with one sentence; then it prices
+reading the table and comparing its settings (:func:`engine.limits.upload_cost`
+plus :func:`engine.sweep.analysis.pair_seconds`) against the host's limits,
+as the pandas frame it becomes (every cell, an all-null column as the object
+column it is read as), and only then reads it. A column of lists, maps or
+structures is refused from the schema: a sweep table holds one number or text
+per cell. Text columns of a Parquet file are read as dictionaries, so a file
+of a few kB whose rows repeat a long string is measured at its unpacked size
+before pandas ever holds it. A CSV is priced from its header's columns and its
+number of lines (every cell a number or missing value, text at the file's size).
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ import pandas as pd
 
 from engine.cancel import Cancelled, checkpoint
 from engine.limits import Cost, HostLimits, check_rows, format_seconds, upload_cost
+from engine.limits.upload import NUMBER_CELL, TEXT_CELL
 from engine.sweep.analysis import pair_seconds
 from engine.sweep.store import CSV_CHUNK_ROWS, MAX_SETTINGS, finish_table, table_format
 from engine.validation import ConfigError
@@ -61,9 +66,11 @@ def read_upload(source, name: str | None = None, *, max_bytes: int | None = None
     return finish_table(frame, name)
 
 
-def upload_price(n_bytes: int, rows: int | None) -> Cost:
-    """Reading a table of ``n_bytes`` (unpacked) and ``rows``, and comparing its settings on the page."""
-    cost = upload_cost(n_bytes, rows)
+def upload_price(n_bytes: int, rows: int | None, *, cells: int | None = None,
+                 frame_bytes: int | None = None) -> Cost:
+    """Reading a table of ``n_bytes`` (unpacked) and ``rows`` (``cells`` and the ``frame_bytes`` of the pandas
+    frame it becomes, when known), and comparing its settings on the page."""
+    cost = upload_cost(n_bytes, rows, cells=cells, frame_bytes=frame_bytes)
     settings = min(int(rows if rows is not None else n_bytes // 40), MAX_SETTINGS)
     return Cost(seconds=cost.seconds + pair_seconds(settings), memory_mb=cost.memory_mb, field=cost.field,
                 knobs=cost.knobs, memory_field=cost.memory_field, transient_mb=cost.transient_mb)
@@ -92,7 +99,9 @@ def _csv(data: bytes, name: str, limits: HostLimits) -> pd.DataFrame:
     header = next(csv.reader([head[: end if end >= 0 else len(head)].decode("utf-8", "replace")]), [])
     if len(header) > MAX_COLUMNS:
         raise _too_many_columns(name, len(header))
-    _check_price(name, upload_price(len(data), None), limits)
+    lines = data.count(b"\n") + 1          # at least the rows (a quoted line break counts one more)
+    cells = lines * max(1, len(header))
+    _check_price(name, upload_price(len(data), lines, cells=cells, frame_bytes=cells * NUMBER_CELL), limits)
     chunks, rows = [], 0
     with pd.read_csv(io.BytesIO(data), chunksize=CSV_CHUNK_ROWS) as reader:
         for chunk in reader:
@@ -118,10 +127,24 @@ def _parquet(data: bytes, name: str, limits: HostLimits, max_bytes: int | None) 
     if meta.num_columns > MAX_COLUMNS:
         raise _too_many_columns(name, meta.num_columns)
     check_rows(meta.num_rows, limits, what=name)
+    schema = parquet.schema_arrow
+    nested = [f for f in schema if pa.types.is_nested(f.type)]
+    if nested:
+        kind = nested[0].type
+        what = ("structures" if pa.types.is_struct(kind) else "maps" if pa.types.is_map(kind)
+                else "unions" if pa.types.is_union(kind) else "lists")
+        raise ConfigError(f"{name} has a column of {what} ({nested[0].name[:40]}); a sweep table holds one number "
+                          "or text per cell.", "upload")
+    rows = meta.num_rows
+    text = [f.name for f in schema if pa.types.is_string(f.type) or pa.types.is_large_string(f.type)]
+    # The frame pandas builds: 8 bytes a number or missing value (an all-null column is an object column of
+    # None), an object and a string per text cell; every cell walked by the analysis.
+    frame = rows * sum(TEXT_CELL if f.name in text or pa.types.is_binary(f.type) or pa.types.is_dictionary(f.type)
+                       else NUMBER_CELL for f in schema)
+    cells = rows * len(schema)
     unpacked = sum(meta.row_group(i).total_byte_size for i in range(meta.num_row_groups))
-    _check_unpacked(name, unpacked, meta.num_rows, limits, max_bytes)
+    _check_unpacked(name, unpacked, rows, limits, max_bytes, cells=cells, frame_bytes=frame)
     # Text read as dictionaries: a repeated long string costs its length once until it is measured.
-    text = [f.name for f in parquet.schema_arrow if pa.types.is_string(f.type) or pa.types.is_large_string(f.type)]
     table = pq.ParquetFile(io.BytesIO(data), read_dictionary=text).read()
     checkpoint()
     decoded = table.nbytes
@@ -130,16 +153,17 @@ def _parquet(data: bytes, name: str, limits: HostLimits, max_bytes: int | None) 
         # The length of every row's string, looked up through its dictionary index (nothing decoded).
         decoded += sum(int(pc.sum(pc.take(pc.binary_length(c.dictionary), c.indices)).as_py() or 0)
                        for c in chunks if len(c))
-    _check_unpacked(name, decoded, meta.num_rows, limits, max_bytes)
+    _check_unpacked(name, decoded, rows, limits, max_bytes, cells=cells, frame_bytes=frame + decoded)
     del table
     return pd.read_parquet(io.BytesIO(data))      # as any other reader of the file sees it
 
 
-def _check_unpacked(name: str, n_bytes: int, rows: int, limits: HostLimits, max_bytes: int | None) -> None:
+def _check_unpacked(name: str, n_bytes: int, rows: int, limits: HostLimits, max_bytes: int | None, *,
+                    cells: int | None = None, frame_bytes: int | None = None) -> None:
     if max_bytes is not None and n_bytes > UNPACKED_PER_UPLOADED * max_bytes:
         raise ConfigError(f"{name} unpacks to {n_bytes / 1e6:,.0f} MB; this server reads tables of at most "
                           f"{UNPACKED_PER_UPLOADED * max_bytes / 1e6:,.0f} MB once unpacked.", "upload")
-    _check_price(name, upload_price(n_bytes, rows), limits)
+    _check_price(name, upload_price(n_bytes, rows, cells=cells, frame_bytes=frame_bytes), limits)
 
 
 def _check_price(name: str, cost: Cost, limits: HostLimits) -> None:

@@ -14,13 +14,13 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
+import re
 import typing
 from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from engine.validation import ConfigError
+from engine.validation import NUMBER, ConfigError
 
 
 def plain(value):
@@ -62,24 +62,23 @@ def derive_seed(sweep_seed: int, replicate: int, params: Mapping[str, Any] | Non
 
 
 def parse_value(text: str):
-    """A command-line value: int, float, true/false, none, else the string itself."""
+    """A command-line value: int, float (ASCII digits, :func:`engine.validation.parse_number`), true/false,
+    none, else the string itself."""
     text = text.strip()
     low = text.lower()
     if low in ("true", "false"):
         return low == "true"
     if low in ("none", "null"):
         return None
-    try:
-        return int(text)
-    except ValueError:
-        pass
-    try:
-        value = float(text)
-    except ValueError:
-        return text
-    if math.isnan(value):
+    if low in ("nan", "+nan", "-nan"):
         raise ConfigError(f"{text!r} is not a usable number.")
-    return value
+    if low.lstrip("+-") in ("inf", "infinity"):
+        return float(low)               # refused by the setting's check as not finite
+    if not NUMBER.fullmatch(text):
+        return text
+    if re.fullmatch(r"[+-]?[0-9]+", text):
+        return int(text)
+    return float(text)
 
 
 def parse_assignment(text: str, *, many: bool) -> tuple[str, Any]:

@@ -17,11 +17,11 @@ import streamlit as st
 from engine.cli.fbo import command_line
 from engine.fbo.config import FboConfig
 from engine.fbo.plan import RunPlan
-from engine.flower.export import app_zip
 from engine.validation import ConfigError
 from ui.audit.panel import audit_panel, server_audit
 from ui.kit.cached import cached_plan
 from ui.kit.charts import show
+from ui.kit.compute import flower_app
 from ui.kit.downloads import csv_bytes
 from ui.fbo.figures import (
     agent_heatmap,
@@ -203,10 +203,9 @@ def downloads(run: LiveRun, params) -> None:
                              file_name="fbo_curves.json", mime="application/json", icon=":material/download:",
                              on_click="ignore", key="fbo_dl_json")
     try:  # the first line with a server as a Flower app (engine.flower.export needs no Flower), built once per run
-        if run.cache.get("flower") is None:
-            served = [res.config for _, res in runs if res.config.uses_server] or [runs[0][1].config]
-            run.cache["flower"] = app_zip("fbo", served[0])
-        dcols[3].download_button("Export as a Flower app", run.cache["flower"], key="fbo_dl_flower",
+        served = [res.config for _, res in runs if res.config.uses_server] or [runs[0][1].config]
+        dcols[3].download_button("Export as a Flower app", flower_app("fbo", served[0], run.cache),
+                                 key="fbo_dl_flower",
                                  help="A ready Flower app of the first line with a server (server, agents, run "
                                  "config, README with the commands); see docs/flower.md.",
                                  file_name="dpftsde_flower_app.zip",

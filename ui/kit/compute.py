@@ -107,3 +107,21 @@ def pooled(fn: Callable[..., Any], *args, slot=None, pool=None, **kwargs) -> Any
         return compute(fn, *args, slot=slot, **kwargs)
     finally:
         pool.leave(ticket)
+
+
+# The knob a Flower export's wall sentence names, per tool.
+EXPORT_KNOB = {"fbo": "agents", "hype": "clients"}
+
+
+def flower_app(tool: str, config, cache: dict) -> bytes:
+    """``config`` as a ready Flower app's zip (:func:`engine.flower.export.app_zip`), built once per configuration
+    (kept in ``cache``, the run's) through the gate: in a walled worker when hosted, under the request's deadline.
+
+    Raises ConfigError (a configuration no app deploys) with its sentence.
+    """
+    from engine.flower.export import app_zip
+
+    key = ("flower", tool, config)
+    if cache.get(key) is None:
+        cache[key] = compute(app_zip, tool, config, walled=EXPORT_KNOB[tool])
+    return cache[key]

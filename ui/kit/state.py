@@ -9,13 +9,13 @@ is shared between visitors.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import Any, Callable, Container, Mapping
 
 import streamlit as st
 
 from engine.settings import SEED_MAX, Spec, specs  # noqa: F401  (SEED_MAX: the pages import it from here)
+from engine.validation import parse_number
 
 MAX_TEXT = 2000     # characters of a text parameter read from a link
 
@@ -29,8 +29,9 @@ class Param:
     ``None`` (an empty field), written to the URL as an empty value.
     ``choices`` lists the allowed values of a choice; ``low`` and ``high``
     bound a number (inclusive). A query parameter is parsed with these limits
-    before anything uses it (finite, in range, whole where whole, at most
-    :data:`MAX_TEXT` characters); one that does not fit is ignored.
+    before anything uses it (a number in ASCII digits, finite, in range, whole
+    where whole, at most :data:`MAX_TEXT` characters); one that does not fit is
+    ignored, and the page says what the link may hold (:meth:`allowed`).
     """
 
     default: Any
@@ -67,13 +68,7 @@ class Param:
         return text
 
     def _number(self, text: str):
-        number = float(text)                     # ValueError for anything that is not a number
-        if not math.isfinite(number):
-            raise ValueError(text)
-        if self.kind is int:
-            if number != math.floor(number):
-                raise ValueError(text)
-            number = int(number)
+        number = parse_number(text, self.kind)   # ValueError for anything but ASCII digits of a finite number
         if (self.low is not None and number < self.low) or (self.high is not None and number > self.high):
             raise ValueError(text)
         return number
