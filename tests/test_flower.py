@@ -298,3 +298,27 @@ def test_the_server_apps_grid_polls_its_replies_often():
     replies = grid.send_and_receive(["a", "b", "c"], timeout=5)
     assert [r.metadata.reply_to_message_id for r in replies] == ["m0", "m1", "m2"] and fake.pulls == 3
     assert time.perf_counter() - start < 1.0          # Flower's own grid sleeps 3 s between two pulls
+
+
+def test_small_federations_get_an_explicit_delta_and_a_delta_above_one_over_n_is_refused(tmp_path, capsys):
+    from engine.cli import main
+    from engine.flower.export import export_app
+    from engine.flower.settings import SMALL_DELTA, SMALL_FEDERATION
+
+    def exported(name, **settings):
+        export_app("fbo", FboConfig(iterations=3, q=0.5, z=1.0, **settings), tmp_path / name)
+        run = tomllib.loads((tmp_path / name / "pyproject.toml").read_text())["tool"]["flwr"]["app"]["config"]
+        return run["delta"], (tmp_path / name / "README.md").read_text()
+
+    delta, readme = exported("small", agents=3)          # 1/N^1.1 would be 0.299
+    assert delta == SMALL_DELTA and f"delta = {SMALL_DELTA:g}" in readme and "below 50 agents" in readme
+    delta, readme = exported("large", agents=SMALL_FEDERATION)
+    assert delta == pytest.approx(SMALL_FEDERATION ** -1.1) and "1/N^1.1" in readme
+    delta, _ = exported("given", agents=3, delta=0.01)
+    assert delta == 0.01
+    for argv in (["--tool", "fbo", "--agents", "3", "--delta", "0.5"],
+                 ["--tool", "hype", "--clients", "4", "--delta", "0.3"]):
+        assert main(["export", "flower", *argv, "--out", str(tmp_path / "refused")]) == 2
+        err = capsys.readouterr().err
+        assert "is more than 1/N" in err and "Traceback" not in err and len(err.splitlines()) == 1
+    assert not (tmp_path / "refused").exists()

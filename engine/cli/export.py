@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from engine.flower.export import export_app
-from engine.flower.settings import CONFIGS, SETTINGS, TOOLS
+from engine.flower.settings import CONFIGS, SETTINGS, TOOLS, delta_note, run_config
 from engine.validation import ConfigError, check_choice
 
 HELP = "Write a ready Flower app (server, clients, run config, README) with the explorer's settings."
@@ -57,5 +57,7 @@ def cost(args):
 
 def run(args) -> dict:
     tool, config = config_from_args(args)
+    settings = run_config(tool, config)                 # refuses a delta above 1/N before anything is written
     files = export_app(tool, config, args.out)
-    return {"tool": tool, "out": args.out, "files": files}
+    return {"tool": tool, "out": args.out, "delta": settings.get("delta"),
+            "privacy": delta_note(tool, config, settings), "files": files}

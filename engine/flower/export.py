@@ -18,7 +18,7 @@ import io
 import zipfile
 from pathlib import Path
 
-from engine.flower.settings import check_tool, run_config
+from engine.flower.settings import check_tool, delta_note, run_config
 
 FLWR_VERSION = "1.42.0"
 PACKAGES = {"fbo": "dpftsde_app", "hype": "dphype_app"}
@@ -68,6 +68,8 @@ overrides any of them.
 ## What runs
 
 {what}
+
+Privacy: {delta}
 
 ## Run it on one machine (insecure, loopback)
 
@@ -156,6 +158,7 @@ clientapp = "{package}.client_app:app"
     if nodes > 3:
         node_lines += f"\n# ... one SuperNode per participant, partition-id 0..{nodes - 1}"
     readme = README.format(title=TITLES[tool], tool=tool, what=WHAT[tool], flwr=FLWR_VERSION, nodes=node_lines,
+                           delta=delta_note(tool, config, settings),
                            package=package, hook=HOOK[tool])
     return {"pyproject.toml": pyproject, "README.md": readme, f"{package}/__init__.py": "",
             f"{package}/server_app.py": SERVER.format(title=TITLES[tool], tool=tool),
