@@ -322,3 +322,24 @@ def test_small_federations_get_an_explicit_delta_and_a_delta_above_one_over_n_is
         err = capsys.readouterr().err
         assert "is more than 1/N" in err and "Traceback" not in err and len(err.splitlines()) == 1
     assert not (tmp_path / "refused").exists()
+
+
+def test_the_export_is_secured_unless_asked_and_depends_on_the_engine(tmp_path, capsys):
+    import engine
+    from engine.cli import main
+    from engine.flower.deploy import FLWR_VERSION, INSECURE_WARNING
+
+    assert main(["export", "flower", "--tool", "fbo", "--agents", "3", "--out", str(tmp_path / "secure")]) == 0
+    assert INSECURE_WARNING not in capsys.readouterr().err
+    readme = (tmp_path / "secure" / "README.md").read_text()
+    assert "--insecure" not in readme and "--enable-supernode-auth" in readme and "--ssl-certfile" in readme
+    assert "--disable-runtime-dependency-installation" in readme and "until flwr supernode ls" in readme
+    assert (tmp_path / "secure" / "make_certificates.sh").exists()
+    deps = tomllib.loads((tmp_path / "secure" / "pyproject.toml").read_text())["project"]["dependencies"]
+    assert deps == [f"dpbo-explorer[flower]=={engine.__version__}", f"flwr=={FLWR_VERSION}"]
+    assert main(["export", "flower", "--tool", "fbo", "--agents", "3", "--insecure",
+                 "--out", str(tmp_path / "open")]) == 0
+    assert INSECURE_WARNING in capsys.readouterr().err
+    readme = (tmp_path / "open" / "README.md").read_text()
+    assert readme.count("--insecure") >= 2 and INSECURE_WARNING in readme
+    assert not (tmp_path / "open" / "make_certificates.sh").exists()
