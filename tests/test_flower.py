@@ -139,6 +139,31 @@ def test_dp_fts_de_broadcast_equals_the_engines_server_round():
         assert metrics["selected"] == int(step.selected.sum())
 
 
+def test_a_dropped_agent_counts_as_zero_and_changes_neither_the_sampling_nor_epsilon(capsys):
+    fbo_strategy, _, targets = flower()
+    config = FboConfig(agents=6, P=2, features=5, iterations=4, q=0.5, z=1.3, S=2.0, seed=3, runs=1,
+                       domain="continuous")
+    full, dropped = fbo_strategy.DpFtsDeStrategy(config), fbo_strategy.DpFtsDeStrategy(config)
+    engine_rng = np.random.default_rng(3)
+    assignment = Subregions(2, 1).assign(6)
+    vectors = np.random.default_rng(9).normal(size=(3, 6, 5)) * 2
+    for server_round in (1, 2, 3):
+        everyone = [fbo_reply(targets, n, vectors[server_round - 1, n]) for n in range(6)]
+        replied = [reply for n, reply in enumerate(everyone) if n not in (1, 4)]     # agents 1 and 4 dropped out
+        full.aggregate_train(server_round, everyone)
+        arrays, metrics = dropped.aggregate_train(server_round, replied)
+        zeroed = vectors[server_round - 1].copy()
+        zeroed[[1, 4]] = 0.0
+        weights = subregion_weights(assignment, 2, server_round, a=config.weight_a,
+                                    schedule=config.weight_schedule, mode=config.weights)
+        step = aggregate(zeroed, weights, q=0.5, z=1.3, S=2.0, rng=engine_rng, private=True)
+        assert np.array_equal(arrays["broadcast"].numpy(), step.broadcast)
+        assert np.array_equal(dropped.last_step.selected, full.last_step.selected)   # drawn before the replies
+        assert metrics["epsilon"] == full.epsilon == pytest.approx(dropped.plan.epsilon_after(server_round))
+        assert dropped.history[-1]["missing"] == [1, 4] and full.history[-1]["missing"] == []
+    assert "agents [1, 4] did not reply" in capsys.readouterr().out
+
+
 def test_dp_fts_de_stops_at_the_budget():
     fbo_strategy, _, targets = flower()
     config = FboConfig(agents=4, P=1, features=3, iterations=30, q=0.5, z=1.0, budget=4.0, runs=1,
