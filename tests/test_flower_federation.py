@@ -10,8 +10,13 @@ from requirements-dev.txt).
 
 from __future__ import annotations
 
+import os
+import signal
 import subprocess
 import sys
+import threading
+import time
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -99,3 +104,40 @@ def test_a_supernode_without_a_registered_key_is_refused(loopback):
     output = log.read_text()
     assert node.returncode != 0
     assert "Failed to activate SuperNode" in output, output[-2000:]
+
+
+def node_pid(port: int) -> int:
+    """The pid of the README's SuperNode serving ``port`` (a process this module's federation started)."""
+    for proc in Path("/proc").iterdir():
+        if proc.name.isdigit():
+            try:
+                args = (proc / "cmdline").read_bytes().split(b"\0")
+            except OSError:
+                continue
+            if b"engine.flower.supernode" in args and str(port).encode() in args:
+                return int(proc.name)
+    raise LookupError(f"No SuperNode on port {port}")
+
+
+def test_a_supernode_killed_mid_run_leaves_the_rounds_going_and_epsilon_right(loopback):
+    # Last in this module: it kills one of the federation's SuperNodes.
+    run, env, root = loopback
+    config = FboConfig(agents=NODES, iterations=2, P=1, features=8, n_init=3, q=0.5, z=1.0, seed=5)
+    folder = root / "dropout"
+    export_app("fbo", config, folder)
+    project = folder / "pyproject.toml"          # the run config: wait 15 s for replies instead of 120 s
+    project.write_text(project.read_text().replace("reply_timeout = 120.0", "reply_timeout = 15.0"))
+    result = {}
+    runner = threading.Thread(target=lambda: result.update(zip(("summary", "seconds"), run(folder, RUN_SECONDS))))
+    runner.start()
+    end = time.monotonic() + RUN_SECONDS
+    while time.monotonic() < end and "[ROUND 2/" not in ((folder / "run.log").read_text()
+                                                          if (folder / "run.log").exists() else ""):
+        time.sleep(0.5)
+    os.kill(node_pid(int(env["NODE_PORT"]) + NODES - 1), signal.SIGKILL)      # agent N - 1 crashes
+    runner.join(RUN_SECONDS + 30)
+    summary = result["summary"]
+    assert summary["rounds"] == config.iterations + 1 and summary["releases"] == config.iterations
+    assert summary["nodes"] == NODES and NODES - 1 in summary["missing"][-1]      # the rounds went on without it
+    plan = make_plan(fbo_config(fbo_run_config(config)))
+    assert summary["epsilon"] == pytest.approx(plan.epsilon_after(config.iterations), rel=1e-12)
