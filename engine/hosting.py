@@ -9,10 +9,13 @@ the host's limits, live in :mod:`engine.limits`; the cache size in
 - ``DPBO_HOSTED``: ``1`` (or ``true``/``yes``/``on``) serves the public.
   Sentences then name no folder of the server, and the dashboard turns
   Streamlit's error details off.
-- ``DPBO_DASK_SCHEDULER``: the only address the dashboard's sweeps connect
-  to (``tcp://host:port``). No page, link or sweep setting can name one,
-  hosted or not; without it the dashboard's Dask option starts a loopback
-  cluster (locally) or is not offered (hosted).
+- ``DPBO_DASK_SCHEDULER``: the only address the dashboard's sweeps and
+  walled runs connect to (``tcp://host:port`` or ``tls://host:port``), and the
+  command line's ``--executor dask`` without ``--scheduler``. No page, link or
+  sweep setting can name one, hosted or not; without it the dashboard's Dask
+  option starts a loopback cluster (locally) or is not offered (hosted).
+  Anyone who reaches a scheduler runs code on its workers: docs/hosting.md
+  says how to bind it.
 """
 
 from __future__ import annotations
@@ -45,8 +48,9 @@ def where(path, fallback: str) -> str:
     return fallback if is_hosted() else str(path)
 
 
-# Heavy work (walled workers, a sweep's workers, a data set's table build) runs at this niceness or lower, so the
-# server's own threads (pages, health checks) get the CPU first; see docs/hosting.md for what it measured.
+# Heavy work a server runs for its visitors (walled workers, a hosting server's pool workers, a data set's table
+# build in the background) runs at this niceness or lower, so the server's own threads (pages, health checks) get
+# the CPU first; see docs/hosting.md for what it measured. A user's own command runs at its own priority.
 HEAVY_NICENESS = 10
 
 

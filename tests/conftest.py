@@ -30,3 +30,21 @@ def data_dir() -> Path:
 def cache_dir(tmp_path_factory) -> Path:
     """A cache directory private to this test session (objective tables, sweeps)."""
     return tmp_path_factory.mktemp("dpbo-cache")
+
+
+@pytest.fixture(scope="session")
+def dask_cluster(tmp_path_factory, cache_dir):
+    """A real Dask cluster on 127.0.0.1 for the session: the stock ``dask scheduler`` and two ``dask worker``
+    processes (tests/dask_loopback.py), stopped by their pids at the end. Yields ``(address, processes)``."""
+    import os
+
+    from tests.dask_loopback import cluster
+
+    from engine.executor.cluster import close_clients
+
+    env = dict(os.environ, DPBO_CACHE_DIR=str(cache_dir))
+    with cluster(2, tmp_path_factory.mktemp("dask"), env) as running:
+        try:
+            yield running
+        finally:
+            close_clients()             # before the cluster stops: no client left trying to reconnect

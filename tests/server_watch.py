@@ -32,11 +32,11 @@ def hosted(monkeypatch, memory_mb: float, seconds: float | None = None) -> None:
 def wall_under_test(monkeypatch, memory_mb: float, *, margin_mb: float = 64, seconds: float | None = None) -> None:
     """Hosting mode where the wall, not the price, must stop a heavy request: a price with a blind spot
     (:func:`blind_price`), the host's limit ``memory_mb`` and a worker's margin above it of ``margin_mb``."""
-    import engine.walls
+    import engine.executor.walled
 
     hosted(monkeypatch, memory_mb, seconds)
     blind_price(monkeypatch)
-    monkeypatch.setattr(engine.walls, "MEMORY_MARGIN_MB", margin_mb)
+    monkeypatch.setattr(engine.executor.walled, "MEMORY_MARGIN_MB", margin_mb)
 
 
 def blind_price(monkeypatch) -> None:

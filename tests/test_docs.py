@@ -90,11 +90,14 @@ NOT_RUN = {
     "pip install -r requirements.txt && streamlit run app.py":
         "the quick start: tests/browser/test_first_visit.py starts exactly `streamlit run app.py` and visits it",
     "pip install -r requirements-dev.txt && python -m pytest": "this command is the test run itself (.ci/run runs it)",
-    "dask scheduler": "needs a Dask cluster of several machines (tests/test_sweep_run.py runs a local one)",
+    "dask scheduler": "needs a Dask cluster of several machines (tests/dask_loopback.py starts a loopback one)",
     "cd dpbo-explorer": "a worker machine's checkout of the project",
     "PYTHONPATH=$PWD dask worker": "needs a Dask cluster of several machines",
     "python -m engine sweep --tool fbo --preset fig3a --out data/cache/sweeps/fig3a.parquet --executor dask":
-        "needs a Dask cluster (`--scheduler tcp://<host>:8786` is a placeholder)",
+        "needs a Dask cluster (`--scheduler tcp://10.0.0.5:8786` is a placeholder)",
+    "python -m engine reproduce all --executor dask":
+        "needs a Dask cluster of several machines; tests/test_executor_dask.py runs a reproduction through a "
+        "loopback one",
     "docker build": "needs a Docker daemon; tests/browser/test_hosted.py runs the image's command and environment "
                     "(read from the Dockerfile) on loopback",
     "docker run": "needs a Docker daemon and a built image",

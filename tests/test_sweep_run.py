@@ -29,16 +29,12 @@ def tiny_fbo_spec(**changes) -> SweepSpec:
     return SweepSpec(**spec)
 
 
-def test_dask_local_cluster_gives_exactly_the_rows_of_joblib(tmp_path):
-    distributed = pytest.importorskip("distributed")
+def test_a_dask_cluster_gives_exactly_the_rows_of_joblib(tmp_path, dask_cluster):
     spec = tiny_fbo_spec()
     by_joblib = run_sweep(spec, tmp_path / "joblib.parquet", executor="joblib", workers=2)
-    # Two in-process workers talking TCP over loopback: tasks and results go through the scheduler and are
-    # serialised like on a real cluster, without the seconds of starting worker processes (the benchmark
-    # runs a process-based cluster).
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, host="127.0.0.1", dashboard_address=None,
-                                  processes=False, protocol="tcp") as cluster:
-        by_dask = run_sweep(spec, tmp_path / "dask.parquet", executor="dask", scheduler=cluster.scheduler_address)
+    # The stock dask scheduler and two dask worker processes on loopback (tests/dask_loopback.py): tasks and
+    # results go through the scheduler and are serialised as on any cluster.
+    by_dask = run_sweep(spec, tmp_path / "dask.parquet", executor="dask", scheduler=dask_cluster[0])
     assert by_dask.complete and by_joblib.complete and not by_dask.failed
     assert by_dask.rows == by_joblib.rows == 5 * 2
     on_disk = pd.read_parquet(tmp_path / "dask.parquet")

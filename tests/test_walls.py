@@ -167,18 +167,6 @@ def test_a_page_run_over_the_memory_wall_ends_with_one_sentence_naming_the_knob(
     assert not second.exception and time.perf_counter() - start < 2
 
 
-def test_with_the_hosts_scheduler_a_run_goes_to_its_dask_cluster():
-    from distributed import LocalCluster
-
-    with LocalCluster(n_workers=1, threads_per_worker=1, processes=False, dashboard_address=None) as cluster:
-        environ = {"DPBO_DASK_SCHEDULER": cluster.scheduler_address}
-        got = list(run_walled(records, CancelToken(), Wall(200, 30), environ=environ))
-        assert [m[:2] for m in got] == [("record", 0), ("record", 1), ("record", 2)]
-        with pytest.raises(WallHit) as hit:
-            list(run_walled(hog, CancelToken(), Wall(100, 30), environ=environ))
-        assert hit.value.kind == MEMORY
-
-
 def slow_page():
     import streamlit as st
 

@@ -2,16 +2,17 @@
 
 from __future__ import annotations
 
+import functools
 import time
 from typing import Callable
 
 from engine.audit.config import ServerAudit, VoteAudit
 from engine.audit.fbo_server import ServerGame
-from engine.audit.game import play
+from engine.audit.game import play_on
 from engine.audit.hype_votes import VoteGame
 from engine.audit.result import AuditResult
 from engine.audit.stats import CONFIDENCE, epsilon_lower_bound, gdp_lower_bound, roc_curve
-from engine.blas import single_threaded_blas
+from engine.executor import Executor
 
 
 def _game(config):
@@ -23,7 +24,8 @@ def _game(config):
 
 
 def run_audit(config, *, progress: Callable[[int, int], None] | None = None,
-              cancel: Callable[[], bool] | None = None, confidence: float = CONFIDENCE) -> AuditResult:
+              cancel: Callable[[], bool] | None = None, confidence: float = CONFIDENCE,
+              executor: Executor | None = None) -> AuditResult:
     """Play ``config.trials`` games (half in each world) against the engine's mechanism and bound epsilon.
 
     Parameters
@@ -35,12 +37,14 @@ def run_audit(config, *, progress: Callable[[int, int], None] | None = None,
         Asked before every chunk; True stops the audit with :class:`AuditCancelled`.
     confidence : float
         Of the one-sided lower bound on epsilon.
+    executor : Executor, optional
+        Plays the chunks on its workers (the same scores); default: in this process.
     """
     start = time.perf_counter()
     game = _game(config)
     per_world = int(config.trials) // 2
-    with single_threaded_blas():
-        scores_in, scores_out = play(game, per_world, config.seed, progress, cancel)
+    scores_in, scores_out = play_on(executor or Executor("local"), game, functools.partial(_game, config), per_world,
+                                    config.seed, progress, cancel, single_blas=True)
     bound = epsilon_lower_bound(scores_in, scores_out, config.delta, confidence)
     gdp = gdp_lower_bound(scores_in, scores_out, config.delta, confidence)
     roc_fpr, roc_tpr = roc_curve(scores_in, scores_out)

@@ -5,6 +5,8 @@ from __future__ import annotations
 import sys
 
 from engine.audit import MECHANISMS, ServerAudit, VoteAudit, audit_cost, run_audit
+from engine.executor import add_arguments as add_executor_arguments
+from engine.executor import from_args
 from engine.limits import strategy_audit_cost
 from engine.settings import add_config_arguments, public
 from engine.validation import ConfigError, check_choice
@@ -25,7 +27,8 @@ def add_arguments(parser) -> None:
                                        "--features --steps --canary-norm)")
     flower.add_argument("--strategy", help="built-in name or MODULE:FACTORY (local only); see engine.flower.audit")
     flower.add_argument("--claimed-epsilon", type=float, help="claim to test instead of the strategy's accountant")
-    flower.add_argument("--workers", type=int, default=1, help="processes to play the trials in (same scores)")
+    parser.add_argument("--workers", type=int, default=1, help="processes to play the trials in (same scores)")
+    add_executor_arguments(parser, workers=False)
     server = parser.add_argument_group("fbo-server (DP-FTS-DE server round)")
     votes = parser.add_argument_group("hype-votes (DP-HYPE noisy vote sum)")
     add_config_arguments(parser, ServerAudit, containers={name: server for name in SERVER_OPTIONS})
@@ -46,6 +49,7 @@ def config_from_args(args):
 
 
 def cost(args):
+    from_args(args)         # --scheduler without --executor dask, a malformed address: one sentence
     if args.mechanism == "flower":
         from engine.cli.audit_flower import config_from_args as flower_config   # loads no Flower
 
@@ -61,7 +65,7 @@ def run(args) -> dict:
         from engine.cli.audit_flower import run_flower      # the Flower bridge, loaded only when asked for
 
         return run_flower(args)
-    result = run_audit(config_from_args(args))
+    result = run_audit(config_from_args(args), executor=from_args(args))
     if result.violation:
         print(f"warning: {result.verdict}", file=sys.stderr)
     return result.to_json()

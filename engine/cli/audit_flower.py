@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import sys
 
+from engine.executor import from_args
 from engine.flower.audit import BUILTINS, StrategyAudit, load_factory, run_strategy_audit
 from engine.validation import ConfigError, check_int
 
@@ -39,7 +40,7 @@ def run_flower(args) -> dict:
     workers = check_int("workers", getattr(args, "workers", 1), 1, MAX_WORKERS, name="number of worker processes")
     try:
         factory = load_factory(config.strategy)      # refuses module paths when hosted, before any work
-        result = run_strategy_audit(config, factory, workers=workers)
+        result = run_strategy_audit(config, factory, executor=from_args(args, workers=workers))
     except ImportError as err:
         raise ConfigError(f"Auditing a Flower strategy needs Flower (pip install -r requirements-dev.txt): {err}.",
                           "strategy") from err

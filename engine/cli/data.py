@@ -14,6 +14,8 @@ from __future__ import annotations
 import sys
 from dataclasses import replace
 
+from engine.executor import add_arguments as add_executor_arguments
+from engine.executor import from_args, use
 from engine.objectives.builds import build_table
 from engine.objectives.datasets import LANDMINE_URL, check_landmine_file, fetch_landmine
 from engine.cli import host_limits
@@ -46,7 +48,7 @@ def add_arguments(parser) -> None:
     build.add_argument("--alpha", type=float, help="Dirichlet heterogeneity of the scikit-learn tasks")
     build.add_argument("--seed", type=int, default=0, help="objective seed (data split and partition)")
     build.add_argument("--grid", type=int, help="points per axis (default: 50 in 2-D, 16 in 3-D)")
-    build.add_argument("--workers", type=int, help="worker processes (default: all cores)")
+    add_executor_arguments(build)
     build.add_argument("--data-dir")
     build.add_argument("--cache-dir")
     build.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
@@ -77,7 +79,8 @@ def _build_table(args) -> dict:
     def report(done: int, total: int) -> None:
         print(f"{args.dataset} table: {done}/{total} agents", file=sys.stderr, flush=True)
 
-    built = build_table(task, args.grid, n_jobs=args.workers, progress=None if args.quiet else report)
+    with use(from_args(args)):
+        built = build_table(task, args.grid, n_jobs=args.workers, progress=None if args.quiet else report)
     return {"action": "build-table", "dataset": args.dataset, "path": str(built.path),
             "n_agents": task.n_agents, "candidates": int(built.values.shape[1]), "dim": task.dim,
             "build_seconds": round(built.seconds, 3), "from_cache": built.from_cache,
@@ -91,6 +94,7 @@ def cost(args):
     workers = check_workers(args.workers, host_limits()) if args.workers is not None else None
     if workers is not None and workers < 1:
         raise ConfigError(f"--workers must be at least 1, got {workers}.", "workers")
+    from_args(args)         # --scheduler without --executor dask, a malformed address: one sentence
     task = make_task(args.dataset, n_agents=args.agents, alpha=args.alpha, seed=args.seed)
     if table_path(task, args.grid).is_file():
         return objective_cost(args.dataset, task.n_agents, table_ready=True)

@@ -13,6 +13,8 @@ import time
 from dataclasses import replace
 
 from engine.cli import host_limits
+from engine.executor import add_arguments as add_executor_arguments
+from engine.executor import from_args, use
 from engine.fbo.plan import objective_ready, resolve_agents
 from engine.limits import Cost, check_workers, cores, fbo_cost, objective_cost, sweep_cost
 from engine.reproduce import PAPERS as REGISTERED
@@ -51,7 +53,7 @@ def add_arguments(parser) -> None:
                         help="dp-hype: how the stand-ins' score tables train: paper (5 rounds x 5 local epochs, the "
                              "default) or short (2 x 1, about 8 times cheaper, labelled in the output)")
     parser.add_argument("--seed", type=int, default=0, help="seeds every block of runs (shared by all settings)")
-    parser.add_argument("--workers", type=int, default=None, help="worker processes (default: all cores)")
+    add_executor_arguments(parser)
     parser.add_argument("--quiet", action="store_true", help="no progress or summary on stderr")
 
 
@@ -133,6 +135,7 @@ def _request(args) -> tuple[dict[str, tuple[str, ...]], int | None]:
     check_int("functions", args.functions, 1, 100)
     if args.workers is not None and args.workers < 1:
         raise ConfigError(f"--workers must be at least 1, got {args.workers}.", "workers")
+    from_args(args)         # --scheduler without --executor dask, a malformed address: one sentence, before pricing
     return papers, check_workers(args.workers, host_limits())
 
 
@@ -226,8 +229,9 @@ def _other(args, paper: str, parts, workers) -> dict:
 
 def run(args) -> dict:
     papers, workers = _request(args)
-    outputs = {paper: (_fbo_paper if paper in FBO_PAPERS else _other)(args, paper, parts, workers)
-               for paper, parts in papers.items()}
+    with use(from_args(args, workers=workers)):      # every block, score table and objective table runs there
+        outputs = {paper: (_fbo_paper if paper in FBO_PAPERS else _other)(args, paper, parts, workers)
+                   for paper, parts in papers.items()}
     if args.paper != "all":
         return outputs[args.paper]
     return {"paper": "all", "seed": args.seed, "papers": outputs, "summary": summary_rows(outputs)}

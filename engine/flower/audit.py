@@ -26,21 +26,20 @@ The statistic
 from __future__ import annotations
 
 import contextlib
+import functools
 import importlib
 import logging
 import math
-import multiprocessing
 import time
 from typing import Callable
 
 import numpy as np
 
-from engine.audit.game import WORLDS, AuditCancelled, play
+from engine.audit.game import WORLDS, play_on
 from engine.audit.result import AuditResult
 from engine.audit.stats import CONFIDENCE, epsilon_lower_bound, gdp_lower_bound, roc_curve
-from engine.cancel import checkpoint
+from engine.executor import Executor
 from engine.flower.audit_config import BUILTINS, AuditTarget, StrategyAudit
-from engine.hype.simulation import blocks
 from engine.hosting import is_hosted
 from engine.validation import ConfigError
 
@@ -193,77 +192,12 @@ def _target(config: StrategyAudit, factory: Callable | None) -> AuditTarget:
     return target
 
 
-# ---------------------------------------------------------------------------------- process-parallel chunks
-_WORKER: dict = {}
-
-
-def _init_worker(config: StrategyAudit, factory: Callable | None, pilot: tuple) -> None:
+# ---------------------------------------------------------------------------------- chunks on workers
+def _worker_game(config: StrategyAudit, factory: Callable | None, pilot: tuple) -> StrategyGame:
+    """The game on a worker: its own strategy (``factory``), the pilot's statistics taken from the caller."""
     target = _target(config, factory)                  # imports Flower, which sets its logger's level
     logging.getLogger("flwr").setLevel(logging.ERROR)
-    _WORKER["game"] = StrategyGame(config, target, pilot=pilot)
-
-
-def _chunk_scores(world_index: int, index: int, size: int) -> np.ndarray:
-    game = _WORKER["game"]
-    # The generator of engine.audit.game.play for this (world, chunk): the same scores as a serial run.
-    return game.scores(WORLDS[world_index], size, np.random.default_rng((int(game.config.seed), world_index, index)))
-
-
-@contextlib.contextmanager
-def _without_main():
-    """Workers started here must not re-run the caller's ``__main__`` (a script, stdin, a page): the work
-    travels by reference to this module, so the spawn preparation drops the main module meanwhile."""
-    from multiprocessing import spawn
-
-    original = spawn.get_preparation_data
-
-    def preparation(name):
-        data = original(name)
-        data.pop("init_main_from_path", None)
-        data.pop("init_main_from_name", None)
-        return data
-
-    spawn.get_preparation_data = preparation
-    try:
-        yield
-    finally:
-        spawn.get_preparation_data = original
-
-
-def play_parallel(game: StrategyGame, factory: Callable | None, trials_per_world: int, workers: int,
-                  progress: Callable[[int, int], None] | None = None,
-                  cancel: Callable[[], bool] | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """:func:`engine.audit.game.play` over ``workers`` processes: every chunk keeps its own generator, so the
-    scores equal a serial run's. Each worker builds its own strategy (``factory``) and takes the pilot's
-    statistics from ``game``; the workers start fresh (``spawn``), so each pays Flower's imports once."""
-    from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
-
-    scores = {world: np.empty(trials_per_world) for world in WORLDS}
-    chunks = blocks(trials_per_world, game.chunk_trials)
-    starts = np.cumsum([0] + [size for _, size in chunks])
-    context = multiprocessing.get_context("spawn")
-    done = 0
-    with _without_main(), ProcessPoolExecutor(workers, mp_context=context, initializer=_init_worker,
-                                              initargs=(game.config, factory, game.pilot)) as pool:
-        pending = {pool.submit(_chunk_scores, w, index, size): (WORLDS[w], chunk)
-                   for chunk, (index, size) in enumerate(chunks) for w in range(len(WORLDS))}
-        try:
-            while pending:
-                checkpoint()
-                if cancel is not None and cancel():
-                    raise AuditCancelled("The audit was cancelled.")
-                finished, _ = wait(pending, timeout=0.25, return_when=FIRST_COMPLETED)
-                for future in finished:
-                    world, chunk = pending.pop(future)
-                    scores[world][starts[chunk]:starts[chunk + 1]] = future.result()
-                    done += chunks[chunk][1]
-                if finished and progress is not None:
-                    progress(done, 2 * trials_per_world)
-        except BaseException:
-            for future in pending:
-                future.cancel()
-            raise
-    return scores["in"], scores["out"]
+    return StrategyGame(config, target, pilot=pilot)
 
 
 # ---------------------------------------------------------------------------------- the audit
@@ -273,11 +207,11 @@ NEIGHBOURS = "add/remove-one: the canary's reply present or absent, the other re
 
 def audit_strategy(config: StrategyAudit, factory: Callable | None = None, confidence: float = CONFIDENCE, *,
                    workers: int = 1, progress: Callable[[int, int], None] | None = None,
-                   cancel: Callable[[], bool] | None = None) -> AuditResult:
+                   cancel: Callable[[], bool] | None = None, executor: Executor | None = None) -> AuditResult:
     """Play the game against the strategy and bound epsilon: an :class:`engine.audit.AuditResult`
     (``config`` the StrategyAudit; the claim is the strategy's accountant's or ``config.claimed_epsilon``).
 
-    ``workers`` > 1 plays the chunks in that many processes (same scores as one);
+    ``workers`` > 1 plays the chunks in that many processes, ``executor`` on its workers (same scores as one);
     ``progress(done, total)`` and ``cancel()`` as in :func:`engine.audit.game.play`.
     """
     start = time.perf_counter()
@@ -285,10 +219,9 @@ def audit_strategy(config: StrategyAudit, factory: Callable | None = None, confi
     per_world = config.trials // 2
     with quiet_flower():
         game = StrategyGame(config, target)
-        if workers > 1:
-            scores_in, scores_out = play_parallel(game, factory, per_world, workers, progress, cancel)
-        else:
-            scores_in, scores_out = play(game, per_world, config.seed, progress, cancel)
+        chosen = executor or Executor("joblib", workers)
+        build = functools.partial(_worker_game, config, factory, game.pilot)
+        scores_in, scores_out = play_on(chosen, game, build, per_world, config.seed, progress, cancel)
     bound = epsilon_lower_bound(scores_in, scores_out, config.delta, confidence)
     gdp = gdp_lower_bound(scores_in, scores_out, config.delta, confidence)
     roc_fpr, roc_tpr = roc_curve(scores_in, scores_out)
@@ -317,6 +250,6 @@ def summary(result: AuditResult) -> dict:
 
 
 def run_strategy_audit(config: StrategyAudit, factory: Callable | None = None,
-                       confidence: float = CONFIDENCE, workers: int = 1) -> dict:
+                       confidence: float = CONFIDENCE, workers: int = 1, executor: Executor | None = None) -> dict:
     """:func:`audit_strategy` as the CLI's JSON record."""
-    return summary(audit_strategy(config, factory, confidence, workers=workers))
+    return summary(audit_strategy(config, factory, confidence, workers=workers, executor=executor))

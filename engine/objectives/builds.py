@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
-import os
 import threading
 import time
 from dataclasses import dataclass
@@ -33,6 +32,7 @@ from typing import Any, Callable, Iterator
 import numpy as np
 
 from engine.cancel import checkpoint
+from engine.executor import current
 from engine.hosting import lower_priority
 from engine.objectives.store import grid_size, load_row, load_table, save_row, save_table, table_path
 from engine.objectives.tasks import Task, grid_candidates
@@ -250,8 +250,9 @@ def build_table(task: Task, grid: int | None = None, *, n_jobs: int | None = Non
     grid : int, optional
         Points per axis (``grid**dim`` candidates); default ``task.default_grid``.
     n_jobs : int, optional
-        Worker processes (joblib, at most one per missing agent); default: all
-        cores, or this process alone for builds under ``SMALL_BUILD`` scores.
+        Worker processes (at most one per missing agent) of the executor in use
+        (:func:`engine.executor.current`); default: all cores, or this process
+        alone for builds under ``SMALL_BUILD`` scores (on Dask: the cluster's).
     progress : callable, optional
         Called as ``progress(done, total)`` in agent rows, first with the rows
         already available, then after each finished row. Default: the callback
@@ -314,20 +315,16 @@ def _compute_table(task: Task, size: int, path: Path, n_jobs: int | None,
     progress(len(rows), total)
     missing = [agent for agent in range(total) if agent not in rows]
     if missing:
-        if n_jobs is None:
+        executor = current()
+        if n_jobs is None and executor.kind != "dask":
             # Starting worker processes costs seconds (each imports scikit-learn): not worth it for small tables.
-            small = len(missing) * len(candidates) < SMALL_BUILD
-            n_jobs = 1 if small else (os.cpu_count() or 1)
-        jobs = min(len(missing), check_int("jobs", n_jobs, 1, name="number of jobs"))
-        if jobs <= 1:
-            results = (_score_agent(task, agent, candidates) for agent in missing)
-        else:
-            from joblib import Parallel, delayed
-
-            results = Parallel(n_jobs=jobs, return_as="generator_unordered")(
-                delayed(_score_agent)(task, agent, candidates) for agent in missing)
+            n_jobs = 1 if len(missing) * len(candidates) < SMALL_BUILD else None
+        if n_jobs is not None:
+            executor = executor.with_workers(check_int("jobs", n_jobs, 1, name="number of jobs"))
+        results = executor.results(_score_agent, [(agent, (task, agent, candidates)) for agent in missing],
+                                   label="table")
         try:
-            for agent, row in results:
+            for _, (agent, row) in results:
                 if row.shape != (len(candidates),) or not np.all(np.isfinite(row)):
                     raise RuntimeError(f"{task.name}: agent {agent} produced {row.shape} scores with non-finite "
                                        f"values; expected {len(candidates)} finite scores.")
@@ -337,9 +334,7 @@ def _compute_table(task: Task, size: int, path: Path, n_jobs: int | None,
                     progress(len(rows), total)
                 checkpoint()    # a stopped build keeps its finished rows for the next one
         finally:
-            close = getattr(results, "close", None)
-            if close is not None:
-                close()
+            results.close()
     values = np.stack([rows[agent] for agent in range(total)])
     save_table(task, size, path, values, candidates)
     return values, resumed

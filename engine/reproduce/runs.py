@@ -8,7 +8,8 @@ the accountant, the sampling, delta and the budget are never read by TS or FTS-D
 Two parts of a paper that run the same line with the same seeds (TS on landmine for
 Fig. 3a and for Fig. 11; TS, FTS-DE and DP-FTS-DE's default on the synthetic functions
 for Fig. 2 and for App. B.1) therefore make those runs once: :func:`run_blocks` runs
-every distinct key once, on worker processes, and hands each part the same outcome.
+every distinct key once, on the executor in use (:mod:`engine.executor`: worker processes on this machine
+or a Dask cluster), and hands each part the same outcome.
 
 An outcome is ``(per-run curves (runs, T + 1), epsilon after T, delta, engine seconds,
 percent of the selected vectors clipped)``.
@@ -17,17 +18,15 @@ percent of the selected vectors clipped)``.
 from __future__ import annotations
 
 import dataclasses
-import itertools
 import os
 from functools import lru_cache
 from typing import Callable, Hashable, Iterable, Mapping
 
 import numpy as np
 
-from engine.cancel import checkpoint
+from engine.executor import Executor, current
 
 RUNS_PER_BLOCK = 25        # runs simulated together in one task (memory, progress and load balance)
-POLL_SECONDS = 0.2         # longest wait for a block between two cancel checkpoints
 # FboConfig fields that only a private algorithm reads (the server's subsampling, clipping, noise and its
 # accounting); they do not change the runs of TS, FTS or FTS-DE.
 PRIVACY_FIELDS = ("q", "z", "S", "accountant", "sampling", "delta", "budget", "calibrate_z")
@@ -111,50 +110,14 @@ def run_blocks(configs: Iterable, *, jobs: int | None = None, cache: dict | None
     return {key: cache[key] for key in wanted}
 
 
-def run_tasks(todo: list, work: Callable, *, jobs: int | None = None):
-    """``(key, work(key, item))`` of every ``(key, item)`` in ``todo``, as they finish: on ``jobs`` worker
-    processes (default: all cores, at most one per task; 1: in this process, in order). ``work`` must be a
-    module-level function (the workers import it)."""
-    jobs = max(1, min(jobs or os.cpu_count() or 1, len(todo)))
-    if jobs == 1:
-        for key, item in todo:
-            checkpoint()
-            yield work(key, item)
-        return
-    yield from _in_processes(todo, jobs, work)
-
-
-def _in_processes(todo: list, jobs: int, work: Callable):
-    """``work(key, item)`` of every task as worker processes finish them; a cancel checkpoint every
-    :data:`POLL_SECONDS`, and the workers are killed when the stream closes (finished, stopped or failed).
-    At most ``jobs`` tasks are handed out at a time, so stopping leaves none queued."""
-    from concurrent.futures import FIRST_COMPLETED, wait
-
-    from joblib.externals.loky import ProcessPoolExecutor
-
-    queue = iter(todo)
-    executor = ProcessPoolExecutor(max_workers=jobs)
-
-    def submit(count: int) -> set:
-        return {executor.submit(work, key, item) for key, item in itertools.islice(queue, count)}
-
-    pending = submit(jobs)
-    failed = False
-    try:
-        while pending:
-            checkpoint()
-            finished, pending = wait(pending, timeout=POLL_SECONDS, return_when=FIRST_COMPLETED)
-            failed = any(f.exception() is not None for f in finished)
-            if not failed:
-                pending |= submit(len(finished))
-            for future in finished:
-                yield future.result()
-    finally:
-        if failed:
-            # A task failed (its error goes up as one sentence): the few still running end on their own, since
-            # killing them while loky's manager thread hands out work made it print a traceback.
-            wait(pending)
-        executor.shutdown(wait=True, kill_workers=not failed)
+def run_tasks(todo: list, work: Callable, *, jobs: int | None = None, executor: Executor | None = None):
+    """``work(key, item)`` of every ``(key, item)`` in ``todo``, as they finish, on ``executor`` (default: the
+    command's, :func:`engine.executor.current`) with ``jobs`` worker processes (default: all cores, at most one
+    per task; 1: in this process, in order). ``work`` must be a module-level function (the workers import it).
+    The first task that fails raises its error and stops the others."""
+    chosen = (executor or current()).with_workers(jobs)
+    for _, value in chosen.results(work, [(key, (key, item)) for key, item in todo], label="reproduce"):
+        yield value
 
 
 def block_progress(needs: Mapping[str, set], cache: Mapping, progress: Callable[[str, int, int], None] | None):

@@ -1,0 +1,72 @@
+"""What every backend hands back, and what a worker process keeps between the tasks it runs."""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import threading
+from collections import OrderedDict
+from typing import Any, Callable, Hashable, Iterator, NamedTuple
+
+
+class Finished(NamedTuple):
+    """One finished task: its key, and its value or the error it raised."""
+
+    key: Hashable
+    value: Any = None
+    error: BaseException | None = None
+
+    def result(self) -> Any:
+        """The value; re-raises the task's error."""
+        if self.error is not None:
+            raise self.error
+        return self.value
+
+
+_KEPT: OrderedDict = OrderedDict()
+_KEPT_LOCK = threading.Lock()
+KEEP = 4        # objects a worker keeps (an audit's game, a reproduction's objective): the latest few
+
+
+def kept(key: Hashable, make: Callable[[], Any]) -> Any:
+    """``make()`` once per worker process and ``key`` (the latest :data:`KEEP` keys are kept).
+
+    What the tasks of one job share and is costly to build (an audited
+    strategy with its replies) is built on the worker by its first task and
+    reused by the next ones, on every backend alike.
+    """
+    with _KEPT_LOCK:
+        if key in _KEPT:
+            _KEPT.move_to_end(key)
+            return _KEPT[key]
+    value = make()
+    with _KEPT_LOCK:
+        _KEPT[key] = value
+        while len(_KEPT) > KEEP:
+            _KEPT.popitem(last=False)
+    return value
+
+
+# Inside a task (a pool's worker process, a Dask task) a job's own tasks run in that process: the workers are
+# already busy with the job's siblings, and a stock Dask worker's process may not start children.
+_NESTED: contextvars.ContextVar[bool] = contextvars.ContextVar("dpbo_nested", default=False)
+
+
+def nested() -> bool:
+    """Whether this code runs inside a task of an executor."""
+    return _NESTED.get()
+
+
+def mark_worker() -> None:
+    """This process (its main thread) is a pool's worker, for the rest of its life."""
+    _NESTED.set(True)
+
+
+@contextlib.contextmanager
+def as_task() -> Iterator[None]:
+    """Within this block the calling thread runs an executor's task."""
+    reset = _NESTED.set(True)
+    try:
+        yield
+    finally:
+        _NESTED.reset(reset)
