@@ -128,6 +128,32 @@ def federation(nodes: int, workdir: Path):
             log.close()
 
 
+def stop_groups(processes, seconds: float = 15) -> None:
+    """Stop the process groups led by ``processes`` even when the leader has exited (the README's bash returns
+    once it has started the SuperLink and SuperNodes in the background, which stay in its group)."""
+    groups = [proc.pid for proc in processes]
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        for group in groups:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(group, sig)
+        end = time.monotonic() + seconds
+        while time.monotonic() < end and any(_group_alive(group) for group in groups):
+            time.sleep(0.2)
+        if not any(_group_alive(group) for group in groups):
+            break
+    for proc in processes:
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            proc.wait(timeout=1)
+
+
+def _group_alive(group: int) -> bool:
+    try:
+        os.killpg(group, 0)
+        return True
+    except (ProcessLookupError, PermissionError):
+        return False
+
+
 def readme_blocks(app_dir: Path) -> tuple[str, str]:
     """The exported README's commands after its install section: (start the federation, run the app)."""
     text = (Path(app_dir) / "README.md").read_text().split("\n## Run it", 1)[1]
@@ -185,7 +211,7 @@ def readme_federation(app_dir: Path, nodes: int, start_seconds: float = 300):
                 try:
                     runner.wait(timeout=timeout)
                 except subprocess.TimeoutExpired:
-                    stop([runner])
+                    stop_groups([runner])
             seconds = time.perf_counter() - begin
             text = (Path(folder) / "run.log").read_text()
             lines = [line for line in text.splitlines() if "RESULT {" in line]
@@ -196,5 +222,5 @@ def readme_federation(app_dir: Path, nodes: int, start_seconds: float = 300):
 
         yield run, env
     finally:
-        stop(processes)
+        stop_groups(processes)
         log.close()

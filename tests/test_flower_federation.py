@@ -82,7 +82,7 @@ def test_dp_hype_app_on_a_secured_loopback_federation_uses_secagg(loopback):
 
 
 def test_a_supernode_without_a_registered_key_is_refused(loopback):
-    from tests.flower_loopback import free_ports, stop
+    from tests.flower_loopback import free_ports, stop_groups
 
     _, env, root = loopback
     key = root / "unregistered"
@@ -100,7 +100,7 @@ def test_a_supernode_without_a_registered_key_is_refused(loopback):
         try:
             node.wait(timeout=180)
         finally:
-            stop([node])
+            stop_groups([node])
     output = log.read_text()
     assert node.returncode != 0
     assert "Failed to activate SuperNode" in output, output[-2000:]
