@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -125,3 +126,101 @@ def federation(nodes: int, workdir: Path):
         stop(processes)
         for log in logs:
             log.close()
+
+
+def stop_groups(processes, seconds: float = 15) -> None:
+    """Stop the process groups led by ``processes`` even when the leader has exited (the README's bash returns
+    once it has started the SuperLink and SuperNodes in the background, which stay in its group)."""
+    groups = [proc.pid for proc in processes]
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        for group in groups:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(group, sig)
+        end = time.monotonic() + seconds
+        while time.monotonic() < end and any(_group_alive(group) for group in groups):
+            time.sleep(0.2)
+        if not any(_group_alive(group) for group in groups):
+            break
+    for proc in processes:
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            proc.wait(timeout=1)
+
+
+def _group_alive(group: int) -> bool:
+    try:
+        os.killpg(group, 0)
+        return True
+    except (ProcessLookupError, PermissionError):
+        return False
+
+
+def readme_blocks(app_dir: Path) -> tuple[str, str]:
+    """The exported README's commands after its install section: (start the federation, run the app)."""
+    text = (Path(app_dir) / "README.md").read_text().split("\n## Run it", 1)[1]
+    start, run = re.findall(r"```bash\n(.*?)```", text, re.S)[:2]
+    return start, run
+
+
+def free_port_range(count: int) -> int:
+    """The first of ``count`` consecutive free ports on 127.0.0.1 (the README numbers its SuperNodes' ports)."""
+    for _ in range(50):
+        base = free_ports(1)[0]
+        try:
+            sockets = []
+            for port in range(base, base + count):
+                s = socket.socket()
+                sockets.append(s)
+                s.bind(("127.0.0.1", port))
+            return base
+        except OSError:
+            continue
+        finally:
+            for s in sockets:
+                s.close()
+    raise RuntimeError(f"No {count} consecutive free ports")
+
+
+@contextlib.contextmanager
+def readme_federation(app_dir: Path, nodes: int, start_seconds: float = 300):
+    """Run the app's README start block as written (in its own process group); yield ``run(app_dir, timeout)``.
+
+    ``run`` runs the README's run block in ``app_dir`` against the same federation and returns
+    (the ServerApp's RESULT summary, seconds). The federation's ports and Flower's home are the README's
+    variables (LINK_PORT, NODE_PORT, FLWR_HOME); everything is stopped by its process group on exit.
+    """
+    app_dir = Path(app_dir)
+    start, _ = readme_blocks(app_dir)
+    link, node = free_ports(1)[0], free_port_range(nodes)
+    env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""),
+               PATH=str(BIN) + os.pathsep + os.environ.get("PATH", ""), FLWR_HOME=str(app_dir / ".flwr"),
+               LINK_PORT=str(link), NODE_PORT=str(node))
+    processes, log = [], open(app_dir / "federation.log", "w")
+    try:
+        proc = subprocess.Popen(["bash", "-c", start], cwd=app_dir, env=env, stdout=log, stderr=subprocess.STDOUT,
+                                start_new_session=True)
+        processes.append(proc)
+        proc.wait(timeout=start_seconds)          # the block returns once the SuperNodes are started
+
+        def run(folder: Path, timeout: float) -> tuple[dict, float]:
+            _, block = readme_blocks(folder)
+            begin = time.perf_counter()
+            with open(Path(folder) / "run.log", "w") as out:
+                runner = subprocess.Popen(["bash", "-c", block], cwd=folder, env=env, stdout=out,
+                                          stderr=subprocess.STDOUT, start_new_session=True)
+                processes.append(runner)
+                try:
+                    runner.wait(timeout=timeout)
+                except subprocess.TimeoutExpired:
+                    stop_groups([runner])
+            seconds = time.perf_counter() - begin
+            text = (Path(folder) / "run.log").read_text()
+            lines = [line for line in text.splitlines() if "RESULT {" in line]
+            if not lines:
+                raise TimeoutError(f"No result after {seconds:.0f} s: {text[-2000:]} "
+                                   f"{(app_dir / 'federation.log').read_text()[-2000:]}")
+            return json.loads(lines[-1].split("RESULT ", 1)[1]), seconds
+
+        yield run, env
+    finally:
+        stop_groups(processes)
+        log.close()

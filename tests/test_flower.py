@@ -139,6 +139,31 @@ def test_dp_fts_de_broadcast_equals_the_engines_server_round():
         assert metrics["selected"] == int(step.selected.sum())
 
 
+def test_a_dropped_agent_counts_as_zero_and_changes_neither_the_sampling_nor_epsilon(capsys):
+    fbo_strategy, _, targets = flower()
+    config = FboConfig(agents=6, P=2, features=5, iterations=4, q=0.5, z=1.3, S=2.0, seed=3, runs=1,
+                       domain="continuous")
+    full, dropped = fbo_strategy.DpFtsDeStrategy(config), fbo_strategy.DpFtsDeStrategy(config)
+    engine_rng = np.random.default_rng(3)
+    assignment = Subregions(2, 1).assign(6)
+    vectors = np.random.default_rng(9).normal(size=(3, 6, 5)) * 2
+    for server_round in (1, 2, 3):
+        everyone = [fbo_reply(targets, n, vectors[server_round - 1, n]) for n in range(6)]
+        replied = [reply for n, reply in enumerate(everyone) if n not in (1, 4)]     # agents 1 and 4 dropped out
+        full.aggregate_train(server_round, everyone)
+        arrays, metrics = dropped.aggregate_train(server_round, replied)
+        zeroed = vectors[server_round - 1].copy()
+        zeroed[[1, 4]] = 0.0
+        weights = subregion_weights(assignment, 2, server_round, a=config.weight_a,
+                                    schedule=config.weight_schedule, mode=config.weights)
+        step = aggregate(zeroed, weights, q=0.5, z=1.3, S=2.0, rng=engine_rng, private=True)
+        assert np.array_equal(arrays["broadcast"].numpy(), step.broadcast)
+        assert np.array_equal(dropped.last_step.selected, full.last_step.selected)   # drawn before the replies
+        assert metrics["epsilon"] == full.epsilon == pytest.approx(dropped.plan.epsilon_after(server_round))
+        assert dropped.history[-1]["missing"] == [1, 4] and full.history[-1]["missing"] == []
+    assert "agents [1, 4] did not reply" in capsys.readouterr().out
+
+
 def test_dp_fts_de_stops_at_the_budget():
     fbo_strategy, _, targets = flower()
     config = FboConfig(agents=4, P=1, features=3, iterations=30, q=0.5, z=1.0, budget=4.0, runs=1,
@@ -298,3 +323,48 @@ def test_the_server_apps_grid_polls_its_replies_often():
     replies = grid.send_and_receive(["a", "b", "c"], timeout=5)
     assert [r.metadata.reply_to_message_id for r in replies] == ["m0", "m1", "m2"] and fake.pulls == 3
     assert time.perf_counter() - start < 1.0          # Flower's own grid sleeps 3 s between two pulls
+
+
+def test_small_federations_get_an_explicit_delta_and_a_delta_above_one_over_n_is_refused(tmp_path, capsys):
+    from engine.cli import main
+    from engine.flower.export import export_app
+    from engine.flower.settings import SMALL_DELTA, SMALL_FEDERATION
+
+    def exported(name, **settings):
+        export_app("fbo", FboConfig(iterations=3, q=0.5, z=1.0, **settings), tmp_path / name)
+        run = tomllib.loads((tmp_path / name / "pyproject.toml").read_text())["tool"]["flwr"]["app"]["config"]
+        return run["delta"], (tmp_path / name / "README.md").read_text()
+
+    delta, readme = exported("small", agents=3)          # 1/N^1.1 would be 0.299
+    assert delta == SMALL_DELTA and f"delta = {SMALL_DELTA:g}" in readme and "below 50 agents" in readme
+    delta, readme = exported("large", agents=SMALL_FEDERATION)
+    assert delta == pytest.approx(SMALL_FEDERATION ** -1.1) and "1/N^1.1" in readme
+    delta, _ = exported("given", agents=3, delta=0.01)
+    assert delta == 0.01
+    for argv in (["--tool", "fbo", "--agents", "3", "--delta", "0.5"],
+                 ["--tool", "hype", "--clients", "4", "--delta", "0.3"]):
+        assert main(["export", "flower", *argv, "--out", str(tmp_path / "refused")]) == 2
+        err = capsys.readouterr().err
+        assert "is more than 1/N" in err and "Traceback" not in err and len(err.splitlines()) == 1
+    assert not (tmp_path / "refused").exists()
+
+
+def test_the_export_is_secured_unless_asked_and_depends_on_the_engine(tmp_path, capsys):
+    import engine
+    from engine.cli import main
+    from engine.flower.deploy import FLWR_VERSION, INSECURE_WARNING
+
+    assert main(["export", "flower", "--tool", "fbo", "--agents", "3", "--out", str(tmp_path / "secure")]) == 0
+    assert INSECURE_WARNING not in capsys.readouterr().err
+    readme = (tmp_path / "secure" / "README.md").read_text()
+    assert "--insecure" not in readme and "--enable-supernode-auth" in readme and "--ssl-certfile" in readme
+    assert "--disable-runtime-dependency-installation" in readme and "until flwr supernode ls" in readme
+    assert (tmp_path / "secure" / "make_certificates.sh").exists()
+    deps = tomllib.loads((tmp_path / "secure" / "pyproject.toml").read_text())["project"]["dependencies"]
+    assert deps == [f"dpbo-explorer[flower]=={engine.__version__}", f"flwr=={FLWR_VERSION}"]
+    assert main(["export", "flower", "--tool", "fbo", "--agents", "3", "--insecure",
+                 "--out", str(tmp_path / "open")]) == 0
+    assert INSECURE_WARNING in capsys.readouterr().err
+    readme = (tmp_path / "open" / "README.md").read_text()
+    assert readme.count("--insecure") >= 2 and INSECURE_WARNING in readme
+    assert not (tmp_path / "open" / "make_certificates.sh").exists()

@@ -167,3 +167,16 @@ def test_the_worked_notebook_runs_where_the_engine_was_installed(installed):
     assert proc.returncode == 0, proc.stderr[-3000:]
     print(proc.stdout)                  # the notebook's output, shown with -s
     check_notebook_output(proc.stdout, installed.workdir)
+
+
+def test_the_exported_flower_app_depends_on_the_installed_engine(installed):
+    # The export needs no Flower; the app it writes names this distribution and version, and Flower's.
+    exported = installed.run(["dpbo", "export", "flower", "--tool", "fbo", "--agents", "3", "--out", "app"])
+    assert exported.returncode == 0, exported.stderr
+    version = installed.python("import importlib.metadata as m; print(m.version('dpbo-explorer'))").stdout.strip()
+    project = installed.python("import tomllib; print(tomllib.load(open('app/pyproject.toml', 'rb'))"
+                               "['project']['dependencies'])").stdout.strip()
+    assert project == str([f"dpbo-explorer[flower]=={version}", "flwr==1.42.0"])
+    assert (installed.workdir / "app" / "make_certificates.sh").is_file()
+    launcher = installed.python("import importlib.util as u; print(u.find_spec('engine.flower.supernode').origin)")
+    assert Path(launcher.stdout.strip()).is_relative_to(installed.site_packages), launcher.stderr

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import sys
+
+from engine.flower.deploy import INSECURE_WARNING
 from engine.flower.export import export_app
-from engine.flower.settings import CONFIGS, SETTINGS, TOOLS
+from engine.flower.settings import CONFIGS, SETTINGS, TOOLS, delta_note, run_config
 from engine.limits import Cost
 from engine.validation import ConfigError, check_choice
 
@@ -32,6 +35,8 @@ def add_arguments(parser) -> None:
     parser.add_argument("--tool", dest="app_tool", required=True, metavar="{" + ",".join(TOOLS) + "}",
                         help="fbo (DP-FTS-DE agents and server) or hype (DP-HYPE vote with SecAgg+)")
     parser.add_argument("--out", required=True, help="folder to write the app into")
+    parser.add_argument("--insecure", action="store_true", help="commands without TLS and SuperNode authentication "
+                        "(one trusted machine only; prints a warning)")
     group = parser.add_argument_group("settings (the explorer's; defaults as in the explorer)")
     for name, kind in _option_types().items():
         group.add_argument("--" + name.replace("_", "-"), dest=name, type=_bool if kind is bool else kind,
@@ -59,5 +64,9 @@ def cost(args) -> Cost:
 
 def run(args) -> dict:
     tool, config = config_from_args(args)
-    files = export_app(tool, config, args.out)
-    return {"tool": tool, "out": args.out, "files": files}
+    settings = run_config(tool, config)                 # refuses a delta above 1/N before anything is written
+    if args.insecure:
+        print(INSECURE_WARNING, file=sys.stderr)
+    files = export_app(tool, config, args.out, insecure=args.insecure)
+    return {"tool": tool, "out": args.out, "delta": settings.get("delta"),
+            "privacy": delta_note(tool, config, settings), "files": files}

@@ -7,8 +7,11 @@
     <package>/server_app.py   the ServerApp (DP-FTS-DE strategy, or DP-HYPE through SecAgg+)
     <package>/client_app.py   the ClientApp, with the one hook to replace
 
-The apps import :mod:`engine.flower`, so the machines that run them need this
-repository installed (``pip install -e .``) next to ``flwr``. :func:`app_zip`
+    make_certificates.sh      the certificate authority, TLS and SuperNode keys (not with ``insecure``)
+
+The apps import :mod:`engine.flower`: their ``pyproject.toml`` depends on the
+engine's distribution (``dpbo-explorer[flower]``) at the version exported
+with; the commands are in :mod:`engine.flower.deploy`. :func:`app_zip`
 returns the same files as a zip archive for the dashboard's download button.
 """
 
@@ -18,9 +21,10 @@ import io
 import zipfile
 from pathlib import Path
 
-from engine.flower.settings import check_tool, run_config
+from engine.flower import deploy
+from engine.flower.settings import check_tool, delta_note, run_config
 
-FLWR_VERSION = "1.42.0"
+FLWR_VERSION = deploy.FLWR_VERSION
 PACKAGES = {"fbo": "dpftsde_app", "hype": "dphype_app"}
 TITLES = {"fbo": "DP-FTS-DE (federated Bayesian optimisation)", "hype": "DP-HYPE (private hyperparameter vote)"}
 
@@ -61,7 +65,7 @@ app = make_server_app("{tool}")
 
 README = '''# {title} as a Flower app
 
-Exported by the DP federated BO explorer (`python -m engine export flower --tool {tool}`). The run
+{warning}Exported by the DP federated BO explorer (`python -m engine export flower --tool {tool}`). The run
 config in `pyproject.toml` holds the explorer's settings; `flwr run ... --run-config "name=value"`
 overrides any of them.
 
@@ -69,28 +73,11 @@ overrides any of them.
 
 {what}
 
-## Run it on one machine (insecure, loopback)
+Privacy: {delta}
 
-```bash
-pip install -e /path/to/dpbo-explorer "flwr=={flwr}"   # the apps import the explorer's engine
-export FLWR_HOME=$PWD/.flwr && mkdir -p $FLWR_HOME
-cat > $FLWR_HOME/config.toml <<'TOML'
-[superlink]
-default = "loopback"
-
-[superlink.loopback]
-address = "127.0.0.1:8000"
-insecure = true
-TOML
-flower-superlink --insecure --port 8000 &
-{nodes}
-flwr run . loopback --stream
-```
-
-On several machines, start `flower-superlink` on one and a `flower-supernode` per participant
-pointing `--superlink` at it (with TLS certificates instead of `--insecure`), and set `address`
-in the connection above to the SuperLink's address.
-
+{install}
+{run}
+{security}
 ## The hook
 
 Edit `{package}/client_app.py`: {hook}
@@ -119,8 +106,12 @@ def _toml_value(value) -> str:
     return '"' + str(value).replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
-def app_files(tool: str, config) -> dict[str, str]:
-    """The exported app as {relative path: text}; ``config`` is an FboConfig or a HypeConfig."""
+def app_files(tool: str, config, insecure: bool = False) -> dict[str, str]:
+    """The exported app as {relative path: text}; ``config`` is an FboConfig or a HypeConfig.
+
+    Secured by default (TLS and SuperNode authentication, with ``make_certificates.sh``); ``insecure``
+    writes the commands without either, under a warning.
+    """
     check_tool(tool)
     settings = run_config(tool, config)
     package = PACKAGES[tool]
@@ -135,7 +126,7 @@ name = "{package.replace("_", "-")}"
 version = "1.0.0"
 description = "{TITLES[tool]}, exported from the DP federated BO explorer"
 license = "Apache-2.0"
-dependencies = ["flwr=={FLWR_VERSION}", "numpy", "scipy", "dp-accounting"]
+dependencies = [{deploy.pyproject_dependencies()}]
 
 [tool.hatch.build.targets.wheel]
 packages = ["."]
@@ -150,21 +141,19 @@ clientapp = "{package}.client_app:app"
 [tool.flwr.app.config]
 {config_lines}
 '''
-    node_lines = "\n".join(
-        f'flower-supernode --insecure --superlink 127.0.0.1:8000 --port {9101 + i} '
-        f'--node-config "partition-id={i} num-partitions={nodes}" &' for i in range(min(nodes, 3)))
-    if nodes > 3:
-        node_lines += f"\n# ... one SuperNode per participant, partition-id 0..{nodes - 1}"
-    readme = README.format(title=TITLES[tool], tool=tool, what=WHAT[tool], flwr=FLWR_VERSION, nodes=node_lines,
-                           package=package, hook=HOOK[tool])
+    readme = README.format(title=TITLES[tool], tool=tool, what=WHAT[tool], delta=delta_note(tool, config, settings),
+                           warning=deploy.INSECURE_WARNING + "\n\n" if insecure else "",
+                           install=deploy.install_section(), run=deploy.run_section(nodes, insecure),
+                           security=deploy.security_section(nodes, insecure), package=package, hook=HOOK[tool])
+    extra = {} if insecure else {"make_certificates.sh": deploy.certificate_script(nodes)}
     return {"pyproject.toml": pyproject, "README.md": readme, f"{package}/__init__.py": "",
             f"{package}/server_app.py": SERVER.format(title=TITLES[tool], tool=tool),
-            f"{package}/client_app.py": CLIENT_FBO if tool == "fbo" else CLIENT_HYPE}
+            f"{package}/client_app.py": CLIENT_FBO if tool == "fbo" else CLIENT_HYPE, **extra}
 
 
-def export_app(tool: str, config, out: str | Path) -> list[str]:
+def export_app(tool: str, config, out: str | Path, insecure: bool = False) -> list[str]:
     """Write the app into folder ``out`` (created if needed); returns the files written."""
-    files = app_files(tool, config)
+    files = app_files(tool, config, insecure)
     root = Path(out)
     for name, text in files.items():
         path = root / name

@@ -18,8 +18,20 @@ server stops releasing and the agents go on with their own Thompson sampling
 
 Replies. Each agent replies with its omega in the ArrayRecord ``"omega"`` and
 its index ``agent`` (0..N-1, the node's ``partition-id``) in the MetricRecord
-``"agent"``. An agent that does not reply counts as sending the zero vector,
-which has the output law of an absent agent (``engine.audit.fbo_server``).
+``"agent"``.
+
+Dropouts. An agent that does not reply within the round's timeout (the run
+config's ``reply_timeout``), or whose ClientApp fails, counts as sending the
+zero vector, which has the output law of an absent agent
+(``engine.audit.fbo_server``). The subsample is drawn over all N agents with
+the strategy's own generator, before and regardless of who replied, and the
+clip and the noise do not change, so every release is the mechanism the
+accountant priced: epsilon after r releases is ``plan.epsilon_after(r)``,
+replies or not (an agent that dropped out spends no more than that). What a
+dropout costs is utility: the missing agents' share of the broadcast is zero,
+so the signal shrinks by about the fraction missing against the same noise.
+Each round's missing agents are in the history (``missing``) and logged.
+Repeating a round instead would be another release, charged to epsilon.
 """
 
 from __future__ import annotations
@@ -130,7 +142,11 @@ class DpFtsDeStrategy(Strategy):
     def aggregate_train(self, server_round: int, replies: Iterable[Message]
                         ) -> tuple[ArrayRecord | None, MetricRecord | None]:
         vectors, metrics = reply_vectors(replies, self.n_agents, self.config.features)
-        summary = {"round": int(server_round), "replies": len(metrics),
+        missing = sorted(set(range(self.n_agents)) - {int(m["agent"]) for m in metrics})
+        if missing:
+            print(f"Round {server_round}: agents {missing} did not reply; each counts as the zero vector (the "
+                  "accountant's epsilon is unchanged, the broadcast carries less signal).", flush=True)
+        summary = {"round": int(server_round), "replies": len(metrics), "missing": missing,
                    "queries": int(sum(int(m.get("queries", 0)) for m in metrics)),
                    "best_mean": float(np.mean([m["best"] for m in metrics])) if metrics else float("nan"),
                    "broadcast_used": int(sum(int(m.get("used_broadcast", 0)) for m in metrics))}

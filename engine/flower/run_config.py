@@ -18,7 +18,9 @@ FBO_SETTINGS = {"algorithm": str, "agents": int, "iterations": int, "features": 
 HYPE_SETTINGS = {"clients": int, "candidates": int, "good": int, "sigma_loss": float, "k": int,
                  "epsilon": float, "sigma": float, "delta": float, "xi": float, "seed": int}
 # Settings of the app itself (not of the explorer's configuration), with their defaults.
-FBO_APP = {"dim": 1, "candidates": 256, "result_file": ""}
+# reply_timeout: seconds a round waits for the agents' replies; an agent that has not replied by then counts as
+# sending the zero vector for that round (engine.flower.fbo_strategy, docs/flower.md "Dropouts").
+FBO_APP = {"dim": 1, "candidates": 256, "result_file": "", "reply_timeout": 120.0}
 HYPE_APP = {"result_file": ""}
 SETTINGS = {"fbo": FBO_SETTINGS, "hype": HYPE_SETTINGS}
 APP_SETTINGS = {"fbo": FBO_APP, "hype": HYPE_APP}

@@ -17,9 +17,28 @@ from engine.flower.agent import agent_settings
 from engine.flower.run_config import FBO_APP, FBO_SETTINGS, HYPE_APP, HYPE_SETTINGS, SETTINGS, TOOLS, run_settings
 from engine.validation import ConfigError
 
-__all__ = ["CONFIGS", "SETTINGS", "TOOLS", "agent_settings", "fbo_config", "hype_config", "run_config", "run_settings"]
+__all__ = ["CONFIGS", "SETTINGS", "SMALL_DELTA", "SMALL_FEDERATION", "TOOLS", "agent_settings", "check_delta",
+           "delta_note", "fbo_config", "hype_config", "run_config", "run_settings"]
 
 CONFIGS = {"fbo": FboConfig, "hype": HypeConfig}
+# Below SMALL_FEDERATION agents the paper's delta = 1/N^1.1 is 1.3 % or more; an exported app then uses SMALL_DELTA.
+SMALL_FEDERATION = 50
+SMALL_DELTA = 1e-5
+
+
+def small_federation_delta(n_agents: int) -> str:
+    """The one sentence that explains the delta an app of ``n_agents`` < SMALL_FEDERATION agents is exported with."""
+    return (f"With {n_agents} agents the paper's delta = 1/N^1.1 = {n_agents ** -1.1:.3g} would allow a "
+            f"{n_agents ** -1.1:.1%} chance of releasing an agent's data outright, so below {SMALL_FEDERATION} agents "
+            f"the export sets delta = {SMALL_DELTA:g}, far below 1/N, unless you give --delta.")
+
+
+def check_delta(delta: float, n_agents: int, what: str = "agents") -> None:
+    """Refuse a delta above 1/N in one sentence (such a guarantee allows one participant's data out)."""
+    if delta > 1.0 / n_agents:
+        raise ConfigError(f"delta = {delta:.3g} is more than 1/N = {1.0 / n_agents:.3g} for {n_agents} {what}: a "
+                          "guarantee that weak allows releasing one participant's data outright; export with a "
+                          "delta well below 1/N.", "delta")
 
 
 def check_tool(tool: str) -> str:
@@ -48,10 +67,15 @@ def fbo_run_config(config: FboConfig) -> dict:
     from engine.privacy import default_delta
 
     config = config.replace(runs=1, domain="continuous")
+    n_agents = resolve_agents(config)
     out = {name: getattr(config, name) for name in FBO_SETTINGS}
-    out["agents"] = resolve_agents(config)
-    if config.is_private and config.delta is None:
-        out["delta"] = default_delta(out["agents"])
+    out["agents"] = n_agents
+    if config.is_private:
+        delta = config.delta
+        if delta is None:
+            delta = SMALL_DELTA if n_agents < SMALL_FEDERATION else default_delta(n_agents)
+        check_delta(delta, n_agents)
+        out["delta"] = delta
     out["lengthscale"] = float(config.lengthscale or synthetic.LENGTHSCALE)
     out["noise_var"] = float(config.noise_var or synthetic.NOISE_VAR)
     out.update(FBO_APP, dim=synthetic.DIM)
@@ -65,11 +89,26 @@ def hype_run_config(config: HypeConfig) -> dict:
                           "Sec. V-B); export from the simulated-losses mode.", "mode")
     from engine.hype.calibration import noise_summary
 
+    check_delta(config.delta, config.clients, "clients")
     noise = noise_summary(config)
     out = {name: getattr(config, name) for name in HYPE_SETTINGS}
     out["sigma"], out["epsilon"] = float(noise.sigma), None
     out.update(HYPE_APP)
     return {name: value for name, value in out.items() if value is not None}
+
+
+def delta_note(tool: str, config, settings: dict) -> str:
+    """One sentence on the delta of the exported app (``settings``: its run config)."""
+    if tool == "hype":
+        return f"delta = {settings['delta']:g} for {settings['clients']} clients (the explorer's DP-HYPE delta)."
+    if "delta" not in settings:
+        return "No differential privacy: this algorithm releases without noise, so there is no delta."
+    n = settings["agents"]
+    if config.delta is not None:
+        return f"delta = {settings['delta']:.3g} as given, below 1/N = {1 / n:.3g} for {n} agents."
+    if n < SMALL_FEDERATION:
+        return small_federation_delta(n)
+    return f"delta = 1/N^1.1 = {settings['delta']:.3g} for {n} agents (the DP-FTS-DE paper's convention)."
 
 
 def run_config(tool: str, config) -> dict:
