@@ -40,12 +40,16 @@ def test_every_tool_exposes_its_cost():
 
 
 def test_the_pld_example_is_refused_at_once_with_one_sentence(capsys, monkeypatch):
+    import engine.cli.privacy as privacy_cli
+
+    def accounted(*args, **kw):
+        raise AssertionError("the accounting ran before it was priced")
+
     monkeypatch.setenv("DPBO_MAX_SECONDS", "5")
-    started = time.perf_counter()
+    for name in ("epsilon", "epsilon_curve", "calibrate_z"):     # refused at once: none of the work starts
+        monkeypatch.setattr(privacy_cli, name, accounted)
     assert main(PLD_EXAMPLE) == 2
-    elapsed = time.perf_counter() - started
     err = capsys.readouterr().err
-    assert elapsed < 3, f"the refusal took {elapsed:.1f} s: the accounting ran before it was priced"
     assert err.startswith("error: This accounting needs ") and err.count("\n") == 1, err
     assert "Lower the releases T" in err
     # Its time alone is above five seconds, whatever the memory limit.
@@ -60,13 +64,16 @@ def test_the_pld_example_is_refused_at_once_with_one_sentence(capsys, monkeypatc
                                    "--workers", "2", "--quiet"]], ids=["hype", "reproduce-in-worker-processes"])
 def test_a_command_past_its_time_limit_stops_with_one_sentence(argv, capsys, monkeypatch):
     # Priced as light (a wrong price), it runs under the deadline: 2 x DPBO_MAX_SECONDS of wall-clock time.
+    # Both commands take minutes of computing when nothing stops them; the sentence says the deadline did. The
+    # bound on the wall time is only a guard against a stop that hangs, wide enough for a machine busy with
+    # other work (starting worker processes on it can take seconds).
     monkeypatch.setattr(_load(argv[0]), "cost", lambda args: None)
     monkeypatch.setenv("DPBO_MAX_SECONDS", "0.5")
     started = time.perf_counter()
     assert main(argv) == 2
     elapsed = time.perf_counter() - started
     err = capsys.readouterr().err
-    assert elapsed < 6, elapsed
+    assert elapsed < 60, elapsed
     assert err.startswith("error: The command was stopped after 1 s") and "DPBO_MAX_SECONDS=0.5" in err, err
     assert err.count("\n") == 1
 
