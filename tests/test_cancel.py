@@ -228,13 +228,13 @@ def computing_children(before: set) -> list:
 def test_a_stopped_sweep_kills_its_worker_processes(tmp_path):
     from engine.sweep import SweepSpec, run_sweep
 
-    spec = SweepSpec("toy", axes=(("sleep", (5.0, 5.5, 6.0, 6.5)),), runs=1)
+    spec = SweepSpec("toy", axes=(("sleep", (50.0, 50.5, 51.0, 51.5)),), runs=1)
     before = {p.pid for p in psutil.Process().children(recursive=True)}
     # Cancelled once its worker processes are running, however long they took to start.
     end, stretch, _ = stop_after(lambda: run_sweep(spec, tmp_path / "t.parquet", executor="joblib", workers=2),
                                  ready=lambda: len(computing_children(before)) >= 2)
     assert isinstance(end, Cancelled) and stretch < LONGEST_STRETCH
-    deadline = time.time() + 2
+    deadline = time.time() + 30      # a guard: each toy cell sleeps longer, so only the cancel can end them sooner
     while computing_children(before) and time.time() < deadline:
         time.sleep(0.1)
     assert not computing_children(before)
