@@ -127,6 +127,12 @@ def in_reference_seconds(run: dict) -> float:
     return run["cpu_seconds"] * REFERENCE_SECONDS / run["reference_seconds"]
 
 
+def here_in_reference_seconds(seconds: float) -> float:
+    """CPU seconds just measured on this machine, in the reference machine's seconds: the reference workload is
+    run now, in this process (twice; the slower figure counts)."""
+    return seconds * REFERENCE_SECONDS / max(reference_seconds(), reference_seconds())
+
+
 def _upload_file(rows: int) -> Path:
     path = Path(tempfile.gettempdir()) / f"dpbo-bench-upload-{rows}.csv"
     if not path.exists():

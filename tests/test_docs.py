@@ -46,13 +46,6 @@ DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 CHEAP_SECONDS = 15.0
 
 
-def _in_reference_seconds(seconds: float) -> float:
-    """CPU seconds measured here told in the reference machine's seconds (a reference workload run now)."""
-    from benchmarks.bench_limits import REFERENCE_SECONDS, reference_seconds
-
-    return seconds * REFERENCE_SECONDS / max(reference_seconds(), reference_seconds())
-
-
 def _cpu_seconds() -> float:
     """CPU time of this process (all its threads) and of its finished child processes."""
     children = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -347,7 +340,9 @@ def test_documented_command(command, tmp_path, monkeypatch, cache_dir):
                               env=dict(os.environ, PYTHONPATH=str(ROOT)))
         code, out, err, seconds = proc.returncode, proc.stdout, proc.stderr, _cpu_seconds() - started
     if rule is None and seconds >= CHEAP_SECONDS:
-        seconds = _in_reference_seconds(seconds)
+        from benchmarks.bench_limits import here_in_reference_seconds
+
+        seconds = here_in_reference_seconds(seconds)
     assert rule is not None or seconds < CHEAP_SECONDS, (
         f"{command.source}: `{command.text}` took {seconds:.0f} s of CPU. Add smaller sizes for it to SMALLER in "
         f"tests/test_docs.py (or, if it cannot run here, a reason to NOT_RUN).")
