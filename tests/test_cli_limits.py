@@ -199,3 +199,29 @@ def test_a_data_sets_own_figures_are_its_own():
     from engine.objectives import landmine
 
     assert dataset_costs("landmine").candidates == landmine.DEFAULT_GRID ** 2
+
+
+def test_a_refused_whole_number_is_shown_in_full_and_q_reads_alike_everywhere(capsys):
+    # "got 1e+09" read as a different number; privacy said q "in [1e-09, 1]" where fbo says "(0, 1]".
+    assert main(["hype", "--clients", "1000000000"]) == 2
+    err = capsys.readouterr().err
+    assert "got 1000000000." in err and "e+" not in err, err
+    assert main(["privacy", "--q", "0", "--z", "1", "--steps", "10", "--delta", "1e-5"]) == 2
+    privacy = capsys.readouterr().err
+    assert main(["fbo", "--q", "0"]) == 2
+    fbo = capsys.readouterr().err
+    assert "must be in (0, 1], got 0." in privacy and "must be in (0, 1], got 0." in fbo, (privacy, fbo)
+
+
+def test_an_rdp_calibration_prints_no_library_warning():
+    # dp_accounting's RDP series logged "_compute_log_a_frac failed to converge ... Excluding this order" on
+    # stderr: the epsilon is the minimum over the remaining orders, still a valid bound, nothing to act on.
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    proc = subprocess.run([sys.executable, "-m", "engine", "privacy", "--target-epsilon", "1", "--q", "0.25",
+                           "--steps", "100", "--delta", "1e-5", "--accountant", "rdp"], capture_output=True,
+                          text=True, cwd=Path(__file__).resolve().parents[1], timeout=300)
+    assert proc.returncode == 0 and json.loads(proc.stdout)["z"] > 0
+    assert proc.stderr == "", proc.stderr
