@@ -26,7 +26,6 @@ def test_the_reproduction_page_shows_the_stored_results_and_runs_a_small_one(pag
     assert page.locator("[data-testid='stDataFrame']").count() == 2
     assert page.locator("[data-testid='stException']").count() == 0
     screenshot(page, "paper_reproduction")
-    docs_image(page, REPRODUCTION)
 
     page.get_by_text("Synthetic (Fig. 2a, 2c, 2d)").click()
     wait_for_app(page)
@@ -77,6 +76,7 @@ def test_the_title_the_selector_and_the_summary_name_every_stored_paper(page, ap
     summary = page.locator("[data-testid='stTable']").first.inner_text()
     assert all(PAPER_LABELS[p] in summary for p in papers), summary
     screenshot(page, "paper_reproduction_front")
+    docs_image(page, REPRODUCTION)
     # One paper at a time: DP-HYPE's figures in the paper's order, DP-FTS-DE's parts gone.
     sidebar.get_by_text(PAPER_LABELS["dp-hype"], exact=True).click()
     wait_for_app(page)
