@@ -113,9 +113,10 @@ data = data_status(part.base["dataset"])
 run_clicked, (message_col,) = run_buttons("repro", disabled=config_error is not None or not data.available)
 with message_col:
     if price is not None:
-        st.caption(f"Runs all {len(configs)} settings of this part for {values['runs']} runs each here "
-                   f"({build_note(configs[0][1], price.cost.seconds)}); the results below are the stored "
-                   f"{stored.runs if stored else 100}-run reproduction until it finishes.")
+        estimate, build_sentence = build_note(configs[0][1], price.cost.seconds)
+        st.caption(f"Runs all {len(configs)} settings of this part for {values['runs']} runs each here ({estimate}); "
+                   f"the results below are the stored {stored.runs if stored else 100}-run reproduction until it "
+                   f"finishes.{build_sentence}")
 if not data.available:
     missing_data(data, dataset_label(part.base["dataset"]).split(":")[0])
 if BUILD_ERROR in st.session_state:

@@ -278,4 +278,5 @@ def test_the_estimate_before_run_says_it_includes_a_missing_tables_build(tmp_pat
     assert build > 0 and lines_cost(configs).seconds == pytest.approx(runs + build)
     [caption] = [c.value for c in at.caption if c.value.startswith("Runs all")]
     assert f"(about {format_seconds(runs + build)} of computing, which includes building the har-standin table " \
-           f"of scores first, once (about {format_seconds(build)}" in caption, caption
+           "of scores first, once)" in caption, caption
+    assert f"The table's build is about {format_seconds(build)} of that" in caption, caption

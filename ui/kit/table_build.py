@@ -52,15 +52,17 @@ def table_build_seconds(config) -> float | None:
     return objective_cost(config.dataset, config.agents or task.n_agents, domain=config.domain).seconds
 
 
-def build_note(config, run_seconds: float) -> str:
-    """Before Run: the whole estimate of runs of ``config``'s task taking ``run_seconds``, with the table's build
-    first when the table is missing (the build is a job of its own: the runs' limit does not count it)."""
+def build_note(config, run_seconds: float) -> tuple[str, str]:
+    """Before Run: the whole estimate of runs of ``config``'s task taking ``run_seconds`` and, when the table is
+    missing, the sentence saying that it includes the table's build first (a job of its own: the runs' limit does
+    not count it); else an empty sentence."""
     build = table_build_seconds(config)
     if build is None:
-        return f"about {format_seconds(run_seconds)} of computing"
+        return f"about {format_seconds(run_seconds)} of computing", ""
     return (f"about {format_seconds(run_seconds + build)} of computing, which includes building the {config.dataset} "
-            f"table of scores first, once (about {format_seconds(build)}, longer on a busy machine; Run starts it "
-            "and shows its progress, then Run again starts the runs; later runs read the table at once)")
+            f"table of scores first, once", f" The table's build is about {format_seconds(build)} of that, longer on "
+            "a busy machine: Run starts it and shows its progress, then Run again starts the runs; later runs read "
+            "the table at once.")
 
 
 def build_under_way(config, *, start: bool) -> Build | None:
