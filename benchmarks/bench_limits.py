@@ -22,6 +22,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 from benchmarks import save_results
@@ -68,12 +69,14 @@ QUICK = [0, 1, 12, 14, 15, 16, 18, 21, 24, 26, 27, 30]
 
 # Runs one case in this child process: the work after the imports, its CPU time and the peak RSS it added.
 # The peak is the kernel's high-water mark (VmHWM), reset after the imports: ru_maxrss would also count the
-# parent's memory the child saw between fork and exec.
+# parent's memory the child saw between fork and exec. The reference workload runs just before and just after
+# the work, in the same process, so that the CPU time can be told in reference-machine seconds.
 CHILD = """
 import json, sys, time
 tool, kw = sys.argv[1], json.loads(sys.argv[2])
-from benchmarks.bench_limits import work_of
+from benchmarks.bench_limits import reference_seconds, work_of
 work = work_of(tool, kw)
+before = reference_seconds()
 def status(field):
     return next(int(line.split()[1]) for line in open("/proc/self/status") if line.startswith(field))
 with open("/proc/self/clear_refs", "w") as handle:
@@ -81,8 +84,53 @@ with open("/proc/self/clear_refs", "w") as handle:
 base = status("VmRSS:")
 cpu = time.process_time()
 work()
-print(json.dumps({"cpu_seconds": time.process_time() - cpu, "peak_mb": (status("VmHWM:") - base) / 1024}))
+cpu = time.process_time() - cpu
+peak = (status("VmHWM:") - base) / 1024
+print(json.dumps({"cpu_seconds": cpu, "peak_mb": peak, "reference_seconds": max(before, reference_seconds())}))
 """
+
+# The CPU seconds the reference workload below takes on the machine the estimates' constants were measured on
+# (2 cores, idle; the least of ten runs). CPU time is this machine's unit: a slower machine, or one whose
+# cores are shared with other work (steal time, caches and memory bandwidth taken by others), spends more of it
+# on the same work. A run's CPU time times REFERENCE_SECONDS / (the reference measured beside it) is the run
+# told in the constants' seconds, a figure that carries over between machines and loads.
+REFERENCE_SECONDS = 0.105
+
+
+def reference_seconds() -> float:
+    """CPU seconds of a fixed, small mix of the engine's kinds of work in this process: small dense solves on
+    one BLAS thread, sorting and elementwise passes over fresh memory, and an interpreted loop."""
+    import numpy as np
+
+    from engine.blas import single_threaded_blas
+
+    rng = np.random.default_rng(0)
+    matrix = rng.standard_normal((60, 60)) + 60 * np.eye(60)
+    with single_threaded_blas():
+        for i in range(300):                                     # warm: the first calls load the kernel,
+            np.linalg.solve(matrix, matrix[:, i % 60])
+        np.sort(rng.standard_normal(400_000))                    # and the allocator's first large arrays
+        started, total = time.process_time(), 0.0
+        for i in range(1500):
+            total += float(np.linalg.solve(matrix, matrix[:, i % 60]).sum())
+        for i in range(2):
+            fresh = rng.standard_normal(400_000) + i             # new pages every pass
+            total += float(np.sort(fresh)[::1000].sum())
+        count = 0
+        for i in range(400_000):
+            count += i * i % 7
+        return time.process_time() - started
+
+
+def in_reference_seconds(run: dict) -> float:
+    """A measured run's CPU seconds in the reference machine's seconds (see REFERENCE_SECONDS)."""
+    return run["cpu_seconds"] * REFERENCE_SECONDS / run["reference_seconds"]
+
+
+def here_in_reference_seconds(seconds: float) -> float:
+    """CPU seconds just measured on this machine, in the reference machine's seconds: the reference workload is
+    run now, in this process (twice; the slower figure counts)."""
+    return seconds * REFERENCE_SECONDS / max(reference_seconds(), reference_seconds())
 
 
 def _upload_file(rows: int) -> Path:
@@ -254,11 +302,14 @@ def main() -> int:
         cost = estimate(tool, kw)
         measured = measure(tool, kw, env={"DPBO_CACHE_DIR": cache})
         row = dict(tool=tool, config=kw, estimated_seconds=round(cost.seconds, 3),
-                   measured_cpu_seconds=round(measured["cpu_seconds"], 3), estimated_mb=round(cost.memory_mb, 1),
+                   measured_cpu_seconds=round(measured["cpu_seconds"], 3),
+                   reference_cpu_seconds=round(in_reference_seconds(measured), 3),
+                   estimated_mb=round(cost.memory_mb, 1),
                    measured_peak_mb=round(measured["peak_mb"], 1))
         rows.append(row)
         print(f"{tool:10s} {json.dumps(kw)[:70]:70s} seconds {row['estimated_seconds']:8.2f} est / "
-              f"{row['measured_cpu_seconds']:7.2f} cpu   memory {row['estimated_mb']:9.1f} est / "
+              f"{row['measured_cpu_seconds']:7.2f} cpu ({row['reference_cpu_seconds']:6.2f} reference)   "
+              f"memory {row['estimated_mb']:9.1f} est / "
               f"{row['measured_peak_mb']:7.1f} MB", flush=True)
     save_results("bench_limits.json", dict(load=os.getloadavg(), rows=rows))
     return 0

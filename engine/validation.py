@@ -94,6 +94,12 @@ def check_number(field: str, value, *, name: str | None = None) -> float:
     return value
 
 
+def shown(number) -> str:
+    """A number as a sentence shows it: whole numbers in full (1000000000, not 1e+09), others as ``:g``."""
+    number = float(number)
+    return str(int(number)) if number.is_integer() and abs(number) < 1e16 else f"{number:g}"
+
+
 def check_range(field: str, value, low=None, high=None, *, low_open=False, high_open=False,
                 name: str | None = None) -> float:
     """Check ``low <(=) value <(=) high`` and return ``value`` as a float."""
@@ -103,13 +109,13 @@ def check_range(field: str, value, low=None, high=None, *, low_open=False, high_
     hi_ok = high is None or (value < high if high_open else value <= high)
     if not (lo_ok and hi_ok):
         if low is not None and high is not None:
-            interval = f"{'(' if low_open else '['}{low:g}, {high:g}{')' if high_open else ']'}"
-            raise ConfigError(f"{name} must be in {interval}, got {value:g}.", field)
+            interval = f"{'(' if low_open else '['}{shown(low)}, {shown(high)}{')' if high_open else ']'}"
+            raise ConfigError(f"{name} must be in {interval}, got {shown(value)}.", field)
         if low is not None:
             relation = ">" if low_open else ">="
-            raise ConfigError(f"{name} must be {relation} {low:g}, got {value:g}.", field)
+            raise ConfigError(f"{name} must be {relation} {shown(low)}, got {shown(value)}.", field)
         relation = "<" if high_open else "<="
-        raise ConfigError(f"{name} must be {relation} {high:g}, got {value:g}.", field)
+        raise ConfigError(f"{name} must be {relation} {shown(high)}, got {shown(value)}.", field)
     return value
 
 

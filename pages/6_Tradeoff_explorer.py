@@ -99,8 +99,9 @@ with build_tab:
         if run is not None and run.status is RunStatus.FAILED:
             show_failure(run, st)
         elif run is not None and run.status is RunStatus.STOPPED:
-            st.warning(f"{plain(run.message or 'Stopped')}. The cells that finished are saved: run the same sweep "
-                       "again to continue.", icon=":material/pause_circle:")
+            st.warning(f"{plain(run.message or 'Stopped')}. The cells that finished are saved and drawn below: run "
+                       "the same sweep again to compute only the rest.", icon=":material/pause_circle:")
+            controls.keep_finished(spec, out, values["preset"], dataset)
         elif run is not None:
             summary = run.results[0]
             bar.progress(1.0, text=f"Done: {summary.cells} cells, {summary.rows} rows in {summary.seconds:.1f} s"

@@ -1,4 +1,5 @@
-"""Paper reproduction: the DP-FTS-DE paper's experiments, our curves beside its claims, judged over runs."""
+"""Paper reproduction: every stored paper's claims judged over runs; the summary first, then one paper at a time
+(DP-FTS-DE's parts with a small live run, FTS, DP-HYPE and PO-GP-UCB figure by figure)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,6 @@ import time
 import streamlit as st
 
 from engine.fbo import Simulation
-from engine.limits import format_seconds
 from engine.objectives import dataset_label
 from engine.objectives.registry import data_status
 from engine.reproduce import PART_SPECS, PARTS, part_from_results, small_run_configs
@@ -21,17 +21,18 @@ from engine.reproduce.fts import stored as stored_fts
 from engine.reproduce.stored import stored_part
 from engine.reproduce.stored_papers import stored_payloads
 from engine.reproduce.stored_papers import summary as reproduction_summary
+from ui.reproduction.papers import PAPER_LABELS, names, page_title, show_claims, show_summary
 from engine.validation import ConfigError
 from ui.kit.cached import cached_lines_cost, cached_objective
 from ui.kit.charts import show
 from ui.kit.errors import ErrorSlots
 from ui.fbo.figures import convergence_figure, convergence_lines
 from ui.kit.run_loop import LiveLine, RunStatus, checked, current_run, run_buttons, run_live, show_failure
-from ui.reproduction.view import show_claims, show_fts_paper, show_part, show_summary
+from ui.reproduction.view import show_fts_paper, show_part
 from ui.kit.opening import open_page
 from ui.kit.routes import REPRODUCTION
 from ui.reproduction import controls
-from ui.kit.table_build import build_under_way, missing_data, show_build
+from ui.kit.table_build import build_note, build_under_way, missing_data, show_build
 
 SCRIPT_START = time.perf_counter()
 opening = open_page(REPRODUCTION, controls.init)
@@ -40,14 +41,40 @@ PREFIX = controls.PREFIX
 RUN_KEY = "repro_run_state"
 BUILD_ERROR = "repro_build_error"
 slots = ErrorSlots()
+payloads = stored_payloads()
 with st.sidebar:
-    st.radio("paper", tuple(controls.PAPERS), key=PREFIX + "paper", format_func=controls.PAPERS.get,
-             help="FTS: one target agent and its meta-learning rivals RGPE and TAF (stored results only).")
-if controls.current()["paper"] == "fts":
-    st.title("Paper reproduction: the FTS paper's claims, judged over runs")
+    st.radio("paper", controls.PAPERS, key=PREFIX + "paper", format_func=PAPER_LABELS.get,
+             help="The paper shown below the summary. DP-FTS-DE: its parts, with a small run here. FTS: one target "
+                  "agent and its meta-learning rivals RGPE and TAF. DP-HYPE and PO-GP-UCB: their figures and "
+                  "tables in the paper's order (stored results).")
+paper = controls.current()["paper"]
+
+# ---------------------------------------------------------------- every paper at a glance
+st.title(page_title(set(payloads) | {"dp-fts-de"}))
+st.write(f"The experiments of {names(set(payloads) | {'dp-fts-de'})} run with this engine as their authors ran "
+         "them, each setting over many seeded runs. Every claim a paper makes about its figures is tested run by "
+         "run: a claim *holds* when the claimed winner is ahead by more than 2 standard errors of the paired "
+         "difference, is *reversed* when behind by as much, and is *not significant* otherwise.")
+opening.note()
+st.subheader("Every paper at a glance")
+st.caption("The stored reproductions (data/reproduction/): per paper and figure, in each paper's order, how many of "
+           "its claims hold, are not significant or are reversed. Choose a paper in the sidebar (or follow a row's "
+           "link) to read its figures below, one paper at a time.")
+show_summary(reproduction_summary())
+st.divider()
+if paper == "fts":
+    st.header(PAPER_LABELS["fts"])
     st.write("Federated Thompson sampling as Dai, Low and Jaillet (NeurIPS 2020) ran it: the other agents finished "
              "their BO tasks before the target starts and send one message each; FTS against TS, RGPE and TAF.")
     show_fts_paper(stored_fts())
+    st.stop()
+if paper in ("dp-hype", "po-gp-ucb"):
+    st.header(PAPER_LABELS[paper])
+    if paper in payloads:
+        show_claims(paper, payloads[paper])
+    else:
+        st.info(f"No stored reproduction of this paper is installed here (data/reproduction/{paper}.json); "
+                f"`python -m engine reproduce {paper}` makes one.", icon=":material/info:")
     st.stop()
 with st.sidebar:
     st.header("Experiment")
@@ -68,22 +95,16 @@ values = controls.current()
 part = PART_SPECS[values["part"]]
 stored = stored_part(values["part"])
 
-st.title("Paper reproduction: DP-FTS-DE's claims, judged over runs")
-st.write("The DP-FTS-DE paper's experiments run with this engine as the authors ran them, each setting over many "
-         "seeded runs. Every claim the paper makes about its figures is tested run by run: our curves, with "
-         "standard errors over runs, beside what the paper says, and where a claim does not hold, the numbers.")
-opening.note()
-st.subheader("Every paper at a glance")
-st.caption("The stored reproductions (data/reproduction/): per paper and figure, how many of its claims hold, are "
-           "not significant or are reversed over the runs. DP-FTS-DE's parts follow; the other papers' claims are "
-           "listed further down.")
-show_summary(reproduction_summary())
+st.header(PAPER_LABELS["dp-fts-de"])
+st.write("Our curves, with standard errors over runs, beside what the paper says, part by part (choose the part in "
+         "the sidebar), and where a claim does not hold, the numbers and what we checked.")
 
 # ---------------------------------------------------------------- a small live run, priced first
 configs, price, config_error = [], None, None
 try:
     configs = small_run_configs(part, values["runs"], values["seed"])
-    price = checked(cached_lines_cost(tuple(cfg for _, cfg in configs)), what="This reproduction")
+    # The table of scores, when missing, is built first by a job of its own: the runs are priced without it.
+    price = checked(cached_lines_cost(tuple(cfg for _, cfg in configs), True), what="This reproduction")
 except ConfigError as err:
     config_error = err
     slots.show(err)
@@ -92,9 +113,10 @@ data = data_status(part.base["dataset"])
 run_clicked, (message_col,) = run_buttons("repro", disabled=config_error is not None or not data.available)
 with message_col:
     if price is not None:
-        st.caption(f"Runs all {len(configs)} settings of this part for {values['runs']} runs each here (about "
-                   f"{format_seconds(price.cost.seconds)} of computing); the results below are the stored "
-                   f"{stored.runs if stored else 100}-run reproduction until it finishes.")
+        estimate, build_sentence = build_note(configs[0][1], price.cost.seconds)
+        st.caption(f"Runs all {len(configs)} settings of this part for {values['runs']} runs each here ({estimate}); "
+                   f"the results below are the stored {stored.runs if stored else 100}-run reproduction until it "
+                   f"finishes.{build_sentence}")
 if not data.available:
     missing_data(data, dataset_label(part.base["dataset"]).split(":")[0])
 if BUILD_ERROR in st.session_state:
@@ -151,19 +173,10 @@ elif run is not None and run.status is RunStatus.STOPPED:
             icon=":material/pause_circle:")
 
 
-
-def other_papers() -> None:
-    """Every other paper's stored claims, one table per figure (the summary at the top links to them)."""
-    for paper, payload in stored_payloads().items():
-        if paper != "dp-fts-de":
-            show_claims(paper, payload)
-
-
 sources = (["stored"] if stored else []) + (["live"] if live else [])
 if not sources:
     st.info("No stored reproduction is installed here (data/reproduction/); press Run for a small one.",
             icon=":material/info:")
-    other_papers()
     st.stop()
 labels = {"stored": f"stored: {stored.runs} runs per setting" if stored else "",
           "live": f"your run: {live['runs']} runs per setting" if live else ""}
@@ -180,4 +193,3 @@ if shown == "stored":
 else:
     show_part(live, part, key="repro_live_result", source=f"Your small run ({live['runs']} runs, seed "
               f"{run.values['seed']})")
-other_papers()

@@ -21,6 +21,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
 NODE_POLL_SECONDS = 0.2
+READY_SECONDS = 180     # a guard: how long a process may take to answer on its port before the start fails
 # A SuperNode that finds no message sleeps 3 s before it asks again, and waits for its ClientApp's reply in
 # steps of 0.5 s (flwr 1.42, supernode/start_client_internal.py, hard-coded). Each round of a run pays that
 # wait, so the tests' SuperNodes poll every NODE_POLL_SECONDS instead: only that module's sleeps are shortened,
@@ -101,11 +102,16 @@ def federation(nodes: int, workdir: Path):
 
     try:
         start([str(BIN / "flower-superlink"), "--insecure", "--port", str(link)], "superlink")
-        if not wait_port(link, 30):
+        if not wait_port(link, READY_SECONDS):
             raise RuntimeError("The SuperLink did not start: " + (workdir / "superlink.log").read_text()[-2000:])
         for i, port in enumerate(node_ports):
             start([sys.executable, "-c", SUPERNODE, "--insecure", "--superlink", f"127.0.0.1:{link}",
                    "--port", str(port), "--node-config", f"partition-id={i} num-partitions={nodes}"], f"node{i}")
+        # Ready before the first run: every SuperNode answers on its own port (its imports take seconds, tens
+        # of seconds on a busy machine; the wait is for readiness, READY_SECONDS only a guard against a hang).
+        for i, port in enumerate(node_ports):
+            if not wait_port(port, READY_SECONDS):
+                raise RuntimeError(f"SuperNode {i} did not start: " + (workdir / f"node{i}.log").read_text()[-2000:])
 
         def run(app_dir: Path, timeout: float) -> tuple[dict, float]:
             result = workdir / f"result-{app_dir.name}.json"

@@ -36,6 +36,11 @@ def checkpoint_frame(at):
     return next(d.value for d in at.dataframe if "setting" in d.value.columns)
 
 
+def verdict_tables(at) -> list:
+    """The tables of claims (the page opens on the per-paper summary, another table)."""
+    return [t.value for t in at.table if "verdict" in t.value.columns]
+
+
 def chart_titles(at) -> list[str]:
     return [json.loads(chart.proto.spec)["layout"]["title"]["text"] for chart in at.get("plotly_chart")]
 
@@ -45,16 +50,10 @@ def test_the_page_shows_the_stored_curves_verdicts_and_checkpoints(name):
     at = page(part=name)
     stored = stored_part(name).payload
     assert not at.error and not [w for w in at.warning if w.value.startswith("Only")]   # 100 runs: a test
-    # The part's curves, and further down DP-HYPE's stored data figures: the label distributions (Figs. 7-8, one
-    # chart per stand-in), the candidates' accuracies (Figs. 4 and 9) and accuracy against epsilon (5, 6, 10, 11).
-    labels = [t for t in chart_titles(at) if t.startswith(("Fig. 7:", "Fig. 8:"))]
-    assert [t.split(",")[0] for t in labels] == ["Fig. 7: mnist-like stand-in", "Fig. 7: cifar-like stand-in",
-                                                 "Fig. 8: adult-like stand-in"]
-    hype = [t.split(" (stored")[0] for t in chart_titles(at) if " (stored" in t]
-    assert sorted(hype) == ["Fig. 10", "Fig. 11", "Fig. 4", "Fig. 5", "Fig. 6", "Fig. 9"]     # each once
-    [title] = [t for t in chart_titles(at) if t not in labels and " (stored" not in t]
+    # The part's curves only: the other papers are one choice of the paper selector away.
+    [title] = chart_titles(at)
     assert f"{stored['runs']} runs" in title and "s.e. over runs" in title
-    verdicts, checkpoints = at.table[0].value, checkpoint_frame(at)
+    [verdicts], checkpoints = verdict_tables(at), checkpoint_frame(at)
     assert list(verdicts["the paper claims"]) == [c["claim"] for c in stored["claims"]]
     assert list(verdicts["verdict"]) == [c["verdict"] for c in stored["claims"]]
     for (_, row), claim in zip(verdicts.iterrows(), stored["claims"]):
@@ -100,7 +99,7 @@ def test_a_small_live_run_shows_the_same_numbers_as_the_command_line(monkeypatch
     at.button(key="repro_run").click().run()
     assert not at.exception and not at.error
     reference = run_part(TINY, runs=3, seed=0, jobs=1).to_json()        # what the CLI prints for these runs
-    verdicts, checkpoints = at.table[0].value, checkpoint_frame(at)
+    [verdicts], checkpoints = verdict_tables(at), checkpoint_frame(at)
     [claim] = reference["claims"]
     n = deciding_comparison(claim["numbers"])
     assert list(verdicts["verdict"]) == [claim["verdict"]]
@@ -186,19 +185,98 @@ def test_the_fts_paper_shows_its_stored_verdicts_and_what_cannot_be_reproduced()
 
 
 def test_the_page_opens_on_every_papers_summary_with_a_link_to_each_figures_claims():
-    from engine.reproduce.stored_papers import stored_payloads, summary
+    from engine.reproduce.stored_papers import figure_order, summary
 
     at = page(part="synthetic")
     table = at.dataframe[0].value
     rows = summary()
-    assert {"dp-fts-de", "po-gp-ucb"} <= {r["paper"] for r in rows}
+    assert {"dp-fts-de", "fts", "dp-hype", "po-gp-ucb"} <= {r["paper"] for r in rows}
     assert list(table["figure"]) == [r["figure"] for r in rows]
     assert list(table["hold"]) == [r["holds"] for r in rows]
     assert list(table["reversed"]) == [r["reversed"] for r in rows]
-    assert all(link == f"#{r['anchor']}" for link, r in zip(table["see"], rows))
-    # Every figure of the other papers has its claims under the anchor the summary links to.
-    headers = {h.proto.anchor for h in at.subheader}
-    payloads = stored_payloads()
-    for row in rows:
-        if row["paper"] != "dp-fts-de" and row["paper"] in payloads:
-            assert row["anchor"] in headers
+    paper_of = {"DP-FTS-DE": "dp-fts-de", "FTS": "fts", "DP-HYPE": "dp-hype", "PO-GP-UCB": "po-gp-ucb"}
+    for link, r in zip(table["see"], rows):
+        assert link.startswith(f"Paper_reproduction?paper={r['paper']}") and link.endswith(f"#{r['anchor']}")
+    # Each paper's figures in the paper's order (DP-HYPE's Fig. 4 before Fig. 5, 9 after 8).
+    for paper in {r["paper"] for r in rows}:
+        figures = [r["figure"] for r in rows if r["paper"] == paper]
+        assert figures == sorted(figures, key=figure_order), (paper, figures)
+    assert [r["figure"] for r in rows if r["paper"] == "dp-hype"][:8] == [
+        "Fig. 2a", "Fig. 2b", "Fig. 3", "Fig. 4", "Fig. 5", "Fig. 6", "Fig. 7", "Fig. 8"]
+    # Every figure of the chosen paper has its claims under the anchor the summary links to.
+    for paper in ("dp-hype", "po-gp-ucb"):
+        chosen = page(paper=paper)
+        headers = [h.proto.anchor for h in chosen.subheader]
+        assert [a for a in headers if a.startswith(paper)] == [r["anchor"] for r in rows if r["paper"] == paper]
+        assert {paper_of[t] for t in table["paper"]} >= {paper}
+
+
+def test_the_title_the_selector_and_the_summary_name_every_stored_paper():
+    from engine.reproduce.stored_papers import stored_payloads
+
+    at = page()
+    names = {"dp-fts-de": "DP-FTS-DE", "fts": "FTS", "dp-hype": "DP-HYPE", "po-gp-ucb": "PO-GP-UCB"}
+    stored = set(stored_payloads())
+    assert stored == set(names)                                   # the four papers' files are in the project
+    title = at.title[0].value
+    assert all(names[p] in title for p in stored), title
+    selector = at.sidebar.radio[0]
+    assert selector.label == "paper" and set(selector.options) >= {
+        "DP-FTS-DE (Dai et al. 2021)", "FTS (Dai, Low and Jaillet 2020)"} and len(selector.options) == 4
+    assert all(any(o.startswith(names[p] + " (") for o in selector.options) for p in stored)
+    per_paper = at.table[0].value
+    assert [i.split(" (")[0] for i in per_paper.index] == ["DP-FTS-DE", "FTS", "DP-HYPE", "PO-GP-UCB"]
+
+
+def test_one_paper_at_a_time_its_claims_in_full_and_each_investigation_once():
+    from engine.reproduce.investigations import investigation
+    from engine.reproduce.stored_papers import claims_of, summary
+
+    at = page(part="landmine")
+    stored = stored_part("landmine").payload
+    [verdicts] = verdict_tables(at)
+    assert "investigation" not in verdicts.columns
+    notes = [m.value for m in at.markdown if m.value.startswith("**Investigated")]
+    expected = {investigation(c["claim"], c["verdict"]) for c in stored["claims"]} - {""}
+    assert len(notes) == len(expected) and all(sum(n.endswith(e) for n in notes) == 1 for e in expected)
+    assert not [h for h in at.subheader if h.value.startswith(("DP-HYPE", "PO-GP-UCB"))]   # one paper at a time
+    # DP-HYPE: every figure's claims in full (no cut text), runs as whole numbers, the stored data figures.
+    hype = page(paper="dp-hype")
+    assert not hype.error and not [c for c in chart_titles(hype) if "s.e. over runs" in c]
+    tables = verdict_tables(hype)
+    figures = [r["figure"] for r in summary() if r["paper"] == "dp-hype"]
+    assert len(tables) == len(figures)
+    for table, figure in zip(tables, figures):
+        claims = claims_of("dp-hype", figure)
+        assert list(table["the paper claims"]) == [c["claim"] for c in claims]
+        assert all(r == "—" or r.isdigit() for r in table["runs"]), list(table["runs"])
+    labels = [t for t in chart_titles(hype) if t.startswith(("Fig. 7:", "Fig. 8:"))]
+    assert [t.split(",")[0] for t in labels] == ["Fig. 7: mnist-like stand-in", "Fig. 7: cifar-like stand-in",
+                                                 "Fig. 8: adult-like stand-in"]
+    curves = [t.split(" (stored")[0] for t in chart_titles(hype) if " (stored" in t]
+    assert sorted(curves) == ["Fig. 10", "Fig. 11", "Fig. 4", "Fig. 5", "Fig. 6", "Fig. 9"]     # each once
+    # Each figure's investigation is written once, under its figure.
+    shown = [m.value for m in hype.markdown if m.value.startswith("**Investigated.**")]
+    assert len(shown) == len(set(shown)) and shown
+
+
+def test_the_estimate_before_run_says_it_includes_a_missing_tables_build(tmp_path, monkeypatch):
+    # A part whose table of scores is not built yet (a fresh cache): the estimate shown before Run holds the
+    # build, and says so with the build's own figure; the runs alone are what the limit checks (the build is a
+    # job of its own, started by Run), so the part's default is not refused for its first build.
+    from engine.fbo.plan import lines_cost, resolve_agents
+    from engine.limits import format_seconds
+    from engine.limits.fbo import objective_cost
+    from engine.reproduce import small_run_configs
+
+    monkeypatch.setenv("DPBO_CACHE_DIR", str(tmp_path))
+    at = page(part="har-standin")
+    assert not at.error and not at.button(key="repro_run").disabled
+    configs = tuple(c for _, c in small_run_configs(PART_SPECS["har-standin"], 4, 0))
+    runs = lines_cost(configs, objectives_built=True).seconds
+    build = objective_cost("har-standin", resolve_agents(configs[0]), domain=configs[0].domain).seconds
+    assert build > 0 and lines_cost(configs).seconds == pytest.approx(runs + build)
+    [caption] = [c.value for c in at.caption if c.value.startswith("Runs all")]
+    assert f"(about {format_seconds(runs + build)} of computing, which includes building the har-standin table " \
+           "of scores first, once)" in caption, caption
+    assert f"The table's build is about {format_seconds(build)} of that" in caption, caption

@@ -192,3 +192,29 @@ def test_a_dp_hype_data_sweep_can_be_read_by_its_test_accuracy(tmp_path, monkeyp
     assert at.dataframe[0].value["utility"].to_numpy() == pytest.approx(means["test_accuracy"])
     at.radio(key="sw_metric").set_value("utility").run()
     assert at.dataframe[0].value["utility"].to_numpy() == pytest.approx(means["utility"])
+
+
+def test_a_sweep_stopped_at_its_time_limit_draws_the_cells_that_finished(app, monkeypatch):
+    # The third cell meets the time limit (its checkpoint raises what the run's token raises past its deadline): a
+    # stop at the same point on any machine. The two finished cells are drawn, and the page says what is missing.
+    import engine.sweep.executors as executors
+    from engine.cancel import TIME_LIMIT, Cancelled
+
+    calls = []
+    real = executors.run_cell
+
+    def third_meets_the_limit(tool, params, runs):
+        calls.append(params)
+        if len(calls) >= 3:
+            raise Cancelled(TIME_LIMIT)
+        return real(tool, params, runs)
+
+    monkeypatch.setattr(executors, "run_cell", third_meets_the_limit)
+    run_tiny(app, runs=1)
+    assert len(calls) == 3
+    assert any("time limit" in w.value and "drawn below" in w.value for w in app.warning), app.warning
+    assert len(app.get("plotly_chart")) == 1               # the frontier of the finished cells (no full grid)
+    metrics = {m.label: m.value for m in app.metric}
+    assert metrics["settings"] == "2" and metrics["rows (cell x run)"] == "2"
+    [note] = [i.value for i in app.info if "was stopped" in i.value]
+    assert note.startswith("The sweep was stopped: 2 of its 7 cells finished")

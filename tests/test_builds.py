@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 import time
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -35,8 +36,10 @@ def test_a_second_caller_waits_for_the_same_build():
 
     second = threading.Thread(target=join)
     second.start()
-    time.sleep(0.2)
-    assert registry.get("key") is first and first.snapshot().done == 0
+    deadline = time.monotonic() + 60             # a guard: the second caller has joined once it heard the state
+    while not heard and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert heard == [0] and registry.get("key") is first and first.snapshot().done == 0
     release.set()
     second.join(10)
     assert calls == [1]                                  # built once
@@ -45,26 +48,31 @@ def test_a_second_caller_waits_for_the_same_build():
     assert first.wait(1) == "table" and registry.get("key") is None
 
 
-def test_time_left_comes_from_the_pace_of_finished_rows():
+def test_time_left_comes_from_the_pace_of_finished_rows(monkeypatch):
+    import engine.objectives.builds as builds
+
+    # The build's clock moves only when the work says so: the pace is the same on any machine.
+    clock = [100.0]
+    monkeypatch.setattr(builds, "time", SimpleNamespace(perf_counter=lambda: clock[0]))
     registry = BuildRegistry()
     gate = threading.Event()
 
     def work(report):
         report(0, 10)
-        time.sleep(0.3)          # starting the workers: not part of the pace
+        clock[0] += 0.3          # starting the workers: not part of the pace
         report(2, 10)
-        time.sleep(0.2)
+        clock[0] += 0.2
         report(4, 10)
-        gate.wait(10)
+        gate.wait(60)
         return None
 
     build = registry.start("pace", work)
-    deadline = time.time() + 10
-    while build.snapshot().done < 4 and time.time() < deadline:
-        time.sleep(0.02)
+    deadline = time.monotonic() + 60             # a guard: waits for the work's progress, not for time
+    while build.snapshot().done < 4 and time.monotonic() < deadline:
+        time.sleep(0.01)
     snap = build.snapshot()
-    # 2 rows per ~0.2 s after the first finished rows: 6 rows left take about 0.6 s (not 0.75 s from the start).
-    assert snap.seconds_left is not None and 0.3 < snap.seconds_left < 1.2
+    # 2 rows per 0.2 s after the first finished rows: 6 rows left take 0.6 s (not 0.75 s from the start).
+    assert snap.seconds_left == pytest.approx(0.6) and snap.elapsed == pytest.approx(0.5)
     gate.set()
     build.wait(5)
 

@@ -73,7 +73,7 @@ def test_writing_to_the_cache_keeps_it_under_its_limit(tmp_path, monkeypatch):
 @pytest.mark.parametrize("executor", ["joblib", "dask"])
 def test_a_killed_sweep_leaves_no_worker_behind(executor, tmp_path):
     cli = subprocess.Popen([sys.executable, "-m", "engine", "sweep", "--tool", "toy", "--grid",
-                            "sleep=20,21,22,23", "--executor", executor, "--workers", "2", "--quiet",
+                            "sleep=50,51,52,53", "--executor", executor, "--workers", "2", "--quiet",
                             "--out", str(tmp_path / "t.parquet")], cwd=ROOT, stdout=subprocess.DEVNULL,
                            stderr=subprocess.DEVNULL, env=dict(os.environ, DPBO_CACHE_DIR=str(tmp_path)))
     parent = psutil.Process(cli.pid)
@@ -87,8 +87,9 @@ def test_a_killed_sweep_leaves_no_worker_behind(executor, tmp_path):
     os.kill(cli.pid, signal.SIGKILL)
     cli.wait(10)
     # A worker exits at once once its guard runs (loky starts it after the worker's imports, a few seconds on a
-    # busy machine); before this change the workers kept computing for minutes.
-    deadline = time.time() + 15
+    # busy machine); before this change the workers kept computing for minutes. The wait below is a guard wide
+    # enough for a busy machine, shorter than a cell, so only the guard can have ended the workers.
+    deadline = time.time() + 40
     alive = workers
     while alive and time.time() < deadline:
         alive = [p for p in alive if p.is_running() and p.status() != psutil.STATUS_ZOMBIE]

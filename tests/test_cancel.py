@@ -5,7 +5,9 @@ thread's CPU time at every checkpoint, cancels it once the work has reached a fi
 trigger that does not depend on how fast the machine is: the same work is measured everywhere) and checks that
 it stopped with ``Cancelled``. The property that makes "stopped within a second" hold is that checkpoints come
 often: no stretch of work between two of them may take more than half a second of CPU. It is measured in the
-worker's own CPU time, which a busy machine (other processes descheduling the thread) does not stretch; the
+worker's own CPU time, which a busy machine (other processes descheduling the thread) does not stretch, told in
+the reference machine's seconds when it is over (benchmarks.bench_limits.here_in_reference_seconds), which a
+slower machine does not stretch either; the
 wall-clock time from Stop or a closed tab to a quiet server is measured end to end by
 tests/browser/test_hosted.py.
 """
@@ -190,11 +192,20 @@ CASES = {"fbo": _fbo, "fbo-initial-points": _fbo_initial_points, "hype-votes": _
          "csv": _csv}
 
 
+def in_reference(stretch: float) -> float:
+    """A stretch over the bound, told in the reference machine's CPU seconds (measured now, beside it)."""
+    if stretch < LONGEST_STRETCH:
+        return stretch
+    from benchmarks.bench_limits import here_in_reference_seconds
+
+    return here_in_reference_seconds(stretch)
+
+
 @pytest.mark.parametrize("name", list(CASES))
 def test_every_long_computation_stops_within_a_second(name, tmp_path):
     end, stretch, _ = stop_after(CASES[name](tmp_path))
     assert isinstance(end, Cancelled), (name, end)
-    assert stretch < LONGEST_STRETCH, (name, stretch)
+    assert in_reference(stretch) < LONGEST_STRETCH, (name, stretch)
 
 
 def test_every_stage_of_a_federated_bo_iteration_with_many_agents_checks_for_stop():
@@ -206,7 +217,7 @@ def test_every_stage_of_a_federated_bo_iteration_with_many_agents_checks_for_sto
     end, stretch, _ = stop_after(lambda: run_fbo(FboConfig(agents=2000, runs=5, features=100, iterations=6)),
                                  cancel_at=30)
     assert isinstance(end, Cancelled), end
-    assert stretch < LONGEST_STRETCH, stretch
+    assert in_reference(stretch) < LONGEST_STRETCH, stretch
 
 
 def computing_children(before: set) -> list:
@@ -228,13 +239,13 @@ def computing_children(before: set) -> list:
 def test_a_stopped_sweep_kills_its_worker_processes(tmp_path):
     from engine.sweep import SweepSpec, run_sweep
 
-    spec = SweepSpec("toy", axes=(("sleep", (5.0, 5.5, 6.0, 6.5)),), runs=1)
+    spec = SweepSpec("toy", axes=(("sleep", (50.0, 50.5, 51.0, 51.5)),), runs=1)
     before = {p.pid for p in psutil.Process().children(recursive=True)}
     # Cancelled once its worker processes are running, however long they took to start.
     end, stretch, _ = stop_after(lambda: run_sweep(spec, tmp_path / "t.parquet", executor="joblib", workers=2),
                                  ready=lambda: len(computing_children(before)) >= 2)
-    assert isinstance(end, Cancelled) and stretch < LONGEST_STRETCH
-    deadline = time.time() + 2
+    assert isinstance(end, Cancelled) and in_reference(stretch) < LONGEST_STRETCH
+    deadline = time.time() + 30      # a guard: each toy cell sleeps longer, so only the cancel can end them sooner
     while computing_children(before) and time.time() < deadline:
         time.sleep(0.1)
     assert not computing_children(before)

@@ -146,3 +146,23 @@ def test_a_bad_config_file_is_one_sentence(tmp_path, capsys, content, words):
     assert code == 2 and captured.out == ""
     lines = captured.err.strip().splitlines()
     assert len(lines) == 1 and words in lines[0] and lines[0].endswith(".")
+
+
+def test_the_synopsis_in_docs_cli_lists_every_algorithm_and_data_set_of_help():
+    # docs/cli.md listed 5 algorithms and 4 data sets where --help lists 7 and 6.
+    import argparse
+    import re
+    from pathlib import Path
+
+    from engine.cli import _load
+
+    text = (Path(__file__).resolve().parents[1] / "docs" / "cli.md").read_text()
+    synopsis = text.split("python -m engine fbo --algorithm ", 1)[1].split("```", 1)[0]
+    listed = {name: re.search(rf"--{name} (\S+)", "--algorithm " + synopsis).group(1).split("|")
+              for name in ("algorithm", "dataset")}
+    fbo = argparse.ArgumentParser()
+    _load("fbo").add_arguments(fbo)
+    shown = fbo.format_help()                                # what --help lists
+    choices = {name: re.search(rf"--{name} {{([^}}]*)}}", shown).group(1).split(",")
+               for name in ("algorithm", "dataset")}
+    assert listed == choices, (listed, choices)

@@ -40,12 +40,16 @@ def test_every_tool_exposes_its_cost():
 
 
 def test_the_pld_example_is_refused_at_once_with_one_sentence(capsys, monkeypatch):
+    import engine.cli.privacy as privacy_cli
+
+    def accounted(*args, **kw):
+        raise AssertionError("the accounting ran before it was priced")
+
     monkeypatch.setenv("DPBO_MAX_SECONDS", "5")
-    started = time.perf_counter()
+    for name in ("epsilon", "epsilon_curve", "calibrate_z"):     # refused at once: none of the work starts
+        monkeypatch.setattr(privacy_cli, name, accounted)
     assert main(PLD_EXAMPLE) == 2
-    elapsed = time.perf_counter() - started
     err = capsys.readouterr().err
-    assert elapsed < 3, f"the refusal took {elapsed:.1f} s: the accounting ran before it was priced"
     assert err.startswith("error: This accounting needs ") and err.count("\n") == 1, err
     assert "Lower the releases T" in err
     # Its time alone is above five seconds, whatever the memory limit.
@@ -60,13 +64,16 @@ def test_the_pld_example_is_refused_at_once_with_one_sentence(capsys, monkeypatc
                                    "--workers", "2", "--quiet"]], ids=["hype", "reproduce-in-worker-processes"])
 def test_a_command_past_its_time_limit_stops_with_one_sentence(argv, capsys, monkeypatch):
     # Priced as light (a wrong price), it runs under the deadline: 2 x DPBO_MAX_SECONDS of wall-clock time.
+    # Both commands take minutes of computing when nothing stops them; the sentence says the deadline did. The
+    # bound on the wall time is only a guard against a stop that hangs, wide enough for a machine busy with
+    # other work (starting worker processes on it can take seconds).
     monkeypatch.setattr(_load(argv[0]), "cost", lambda args: Cost.free("a wrong price, for this test"))
     monkeypatch.setenv("DPBO_MAX_SECONDS", "0.5")
     started = time.perf_counter()
     assert main(argv) == 2
     elapsed = time.perf_counter() - started
     err = capsys.readouterr().err
-    assert elapsed < 6, elapsed
+    assert elapsed < 60, elapsed
     assert err.startswith("error: The command was stopped after 1 s") and "DPBO_MAX_SECONDS=0.5" in err, err
     assert err.count("\n") == 1
 
@@ -192,3 +199,29 @@ def test_a_data_sets_own_figures_are_its_own():
     from engine.objectives import landmine
 
     assert dataset_costs("landmine").candidates == landmine.DEFAULT_GRID ** 2
+
+
+def test_a_refused_whole_number_is_shown_in_full_and_q_reads_alike_everywhere(capsys):
+    # "got 1e+09" read as a different number; privacy said q "in [1e-09, 1]" where fbo says "(0, 1]".
+    assert main(["hype", "--clients", "1000000000"]) == 2
+    err = capsys.readouterr().err
+    assert "got 1000000000." in err and "e+" not in err, err
+    assert main(["privacy", "--q", "0", "--z", "1", "--steps", "10", "--delta", "1e-5"]) == 2
+    privacy = capsys.readouterr().err
+    assert main(["fbo", "--q", "0"]) == 2
+    fbo = capsys.readouterr().err
+    assert "must be in (0, 1], got 0." in privacy and "must be in (0, 1], got 0." in fbo, (privacy, fbo)
+
+
+def test_an_rdp_calibration_prints_no_library_warning():
+    # dp_accounting's RDP series logged "_compute_log_a_frac failed to converge ... Excluding this order" on
+    # stderr: the epsilon is the minimum over the remaining orders, still a valid bound, nothing to act on.
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    proc = subprocess.run([sys.executable, "-m", "engine", "privacy", "--target-epsilon", "1", "--q", "0.25",
+                           "--steps", "100", "--delta", "1e-5", "--accountant", "rdp"], capture_output=True,
+                          text=True, cwd=Path(__file__).resolve().parents[1], timeout=300)
+    assert proc.returncode == 0 and json.loads(proc.stdout)["z"] > 0
+    assert proc.stderr == "", proc.stderr

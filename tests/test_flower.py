@@ -299,11 +299,12 @@ def test_audit_cli_reports_json(capsys):
     assert out["strategy"] == "flower-dp-fixed" and out["trials"] == 200 and out["epsilon_claimed"] > 0
 
 
-def test_the_server_apps_grid_polls_its_replies_often():
+def test_the_server_apps_grid_polls_its_replies_often(monkeypatch):
     flower()
     from types import SimpleNamespace
 
-    from engine.flower.apps import PollingGrid
+    import engine.flower.apps as apps
+    from engine.flower.apps import REPLY_POLL_SECONDS, PollingGrid
 
     class FakeGrid:                 # replies arrive one per pull
         def __init__(self):
@@ -317,12 +318,13 @@ def test_the_server_apps_grid_polls_its_replies_often():
             first = sorted(ids)[0]
             return [SimpleNamespace(metadata=SimpleNamespace(reply_to_message_id=first))]
 
+    # The waits between pulls are counted, not timed: what the grid sleeps is the same on any machine.
+    slept = []
+    monkeypatch.setattr(apps, "time", SimpleNamespace(time=time.time, monotonic=time.monotonic, sleep=slept.append))
     fake = FakeGrid()
-    grid = PollingGrid(fake, poll=0.01)
-    start = time.perf_counter()
-    replies = grid.send_and_receive(["a", "b", "c"], timeout=5)
+    replies = PollingGrid(fake).send_and_receive(["a", "b", "c"], timeout=5)
     assert [r.metadata.reply_to_message_id for r in replies] == ["m0", "m1", "m2"] and fake.pulls == 3
-    assert time.perf_counter() - start < 1.0          # Flower's own grid sleeps 3 s between two pulls
+    assert slept == [REPLY_POLL_SECONDS] * 2 and REPLY_POLL_SECONDS <= 0.5   # Flower's own grid sleeps 3 s
 
 
 def test_small_federations_get_an_explicit_delta_and_a_delta_above_one_over_n_is_refused(tmp_path, capsys):

@@ -30,7 +30,10 @@ def test_pooled_work_waits_for_a_free_place_and_holds_it_while_it_computes():
 
     thread = threading.Thread(target=lambda: seen.setdefault("value", compute_module.pooled(work, pool=pool)))
     thread.start()
-    time.sleep(0.5)
+    deadline = time.monotonic() + 60                         # a guard: waits for the work to queue
+    while pool.waiting == 0 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    time.sleep(0.2)                                          # it would have started by now if it did not wait
     assert "running" not in seen and pool.waiting == 1      # queued, not computing
     pool.leave(other)
     thread.join(10)

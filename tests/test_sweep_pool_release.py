@@ -23,8 +23,9 @@ def _counts() -> tuple[int, int]:
     return threading.active_count(), len(os.listdir("/proc/self/fd"))
 
 
-def _settled(start: tuple[int, int], slack: tuple[int, int], seconds: float = 5.0) -> tuple[int, int]:
-    """The counts once they are back within ``slack`` of ``start`` (or after ``seconds``)."""
+def _settled(start: tuple[int, int], slack: tuple[int, int], seconds: float = 60.0) -> tuple[int, int]:
+    """The counts once they are back within ``slack`` of ``start`` (or after ``seconds``, a guard wide enough for
+    a busy machine: a released pool settles in well under a second when nothing else runs)."""
     end = time.monotonic() + seconds
     now = _counts()
     while (now[0] > start[0] + slack[0] or now[1] > start[1] + slack[1]) and time.monotonic() < end:

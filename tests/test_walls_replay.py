@@ -27,7 +27,8 @@ from tests.server_watch import RssWatch, hosted, light_seconds, page, sentences,
 SLOW = pytest.mark.skipif(os.environ.get("DPBO_REPLAY", "") != "1",
                           reason="the probe's sizes at its limit take tens of seconds each: DPBO_REPLAY=1")
 PROBE_LIMIT_MB = 2048
-LIGHT_SECONDS = 2.0
+LIGHT_SECONDS = 2.0             # a light page beside a heavy run opens within this, or LIGHT_RATIO times its
+LIGHT_RATIO = 4.0               # time alone, whichever is larger
 WALL = "more memory than this server allows per run"
 LIMIT_MB = 64                   # the host's memory limit where the wall is under test (the worker's wall: 128 MB)
 UPLOAD_SECONDS = 7              # the upload is priced at 6.1 s: accepted; its analysis is stopped at 14 s
@@ -54,10 +55,14 @@ def replay(request, warm, limit_mb: float, *, tab: int | None = None) -> tuple[l
     the page outside its tabs."""
     warm()
     light_seconds()
+    alone = light_seconds()         # the light page on this machine as it is now, with no heavy run beside it
     with RssWatch() as watch:
         at, seconds, overlapped = while_heavy(request, light_seconds)
     assert not at.exception, at.exception
-    assert seconds < LIGHT_SECONDS, f"the second session's light page took {seconds:.2f} s"
+    # Compared with the same page alone, measured just before on the same machine (a ratio carries over between
+    # machines and loads): a heavy run computing in the server's own process would hold it for tens of seconds.
+    assert seconds < max(LIGHT_RATIO * alone, LIGHT_SECONDS), (
+        f"the second session's light page took {seconds:.2f} s ({alone:.2f} s alone)")
     assert watch.peak < watch.baseline + limit_mb, (watch.baseline, watch.peak)
     saw = sentences(at)
     if tab is not None:

@@ -182,13 +182,14 @@ def plan_cost(config: FboConfig, objective: Objective | None = None, *, objectiv
     return fbo_cost(config, N, candidates, objective=built)
 
 
-def lines_cost(configs: Sequence[FboConfig]) -> Cost:
-    """What running ``configs`` together costs (compared lines): each line's run, each objective built once."""
+def lines_cost(configs: Sequence[FboConfig], *, objectives_built: bool = False) -> Cost:
+    """What running ``configs`` together costs (compared lines): each line's run, each objective built once
+    (``objectives_built``: none, their tables are built first by a job of their own)."""
     total, seen = None, set()
     for config in configs:
         key = (config.dataset, resolve_agents(config), config.alpha, config.objective_seed, config.domain,
                config.split)
-        cost = plan_cost(config, objective_counted=key in seen)
+        cost = plan_cost(config, objective_counted=objectives_built or key in seen)
         seen.add(key)
         total = cost if total is None else total + cost
     if total is None:

@@ -64,9 +64,22 @@ def stored_payloads(folder: Path | None = None) -> dict:
     return out
 
 
+def figure_order(figure: str) -> tuple:
+    """Where ``figure`` comes in its paper: figures by number and letter, then tables, then the rest
+    ("Fig. 2a" < "Fig. 10" < "Table 1" < "App. A")."""
+    found = re.fullmatch(r"(Fig\.|Table) (\d+)([a-z]?)", figure)
+    if found is None:
+        return (2, 0, figure)
+    return (0 if found.group(1) == "Fig." else 1, int(found.group(2)), found.group(3))
+
+
 def summary(folder: Path | None = None) -> list[dict]:
-    """Paper x figure rows of the stored reproductions: claims holding, not significant, reversed."""
+    """Paper x figure rows of the stored reproductions (papers in the registry's order, each paper's figures in
+    its own order): claims holding, not significant, reversed."""
+    from engine.reproduce import PAPERS
+
     rows = summary_rows(stored_payloads(folder))
+    rows.sort(key=lambda row: (list(PAPERS).index(row["paper"]), figure_order(row["figure"])))
     for row in rows:
         row["anchor"] = anchor(row["paper"], row["figure"])
     return rows

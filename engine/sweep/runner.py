@@ -92,6 +92,16 @@ def merge_parts(cells: list[Cell], parts: dict[str, pd.DataFrame]) -> pd.DataFra
     return frame.sort_values(["cell", "run"], kind="stable").reset_index(drop=True)
 
 
+def finished_table(spec: SweepSpec, out: str | Path) -> pd.DataFrame:
+    """The rows of ``spec``'s cells finished so far (their parts next to ``out``), as :func:`merge_parts` orders
+    them: what a stopped sweep drew, whatever stopped it (a worker ended at a time limit writes no table)."""
+    cells = spec.cells(get_adapter(spec.tool))
+    store = PartStore(out)
+    on_disk = store.keys()
+    parts = {c.key: rows for c in cells if c.key in on_disk and (rows := store.load(c.key)) is not None}
+    return merge_parts(cells, parts)
+
+
 def _prepare(adapter, cells: list[Cell]) -> None:
     """Let the tool build shared inputs (objective tables) once, before workers start."""
     seen = set()

@@ -8,6 +8,7 @@ children).
 from __future__ import annotations
 
 import os
+import threading
 import urllib.parse
 from pathlib import Path
 
@@ -15,7 +16,7 @@ import psutil
 import pytest
 
 from benchmarks.loopback import (FakeScheduler, cpu_seconds, image_environment, rss_mb, seconds_until_quiet,
-                                start_server, stop_server)
+                                start_server, stop_server, tree)
 from hosting import image_config
 from tests.browser.conftest import need_chromium, screenshot, wait_for_app
 
@@ -133,9 +134,49 @@ def test_no_path_like_setting_writes_outside_the_cache(hosted, page):
     assert not [p for p in created if "__pycache__" not in p.parts and p.suffix != ".pyc"]
 
 
+# The server tree's CPU seconds after Stop (or a closed tab) until it is quiet, as a share of the CPU seconds the
+# run had computed before: a share of CPU time against CPU time of the same processes carries over between
+# machines and loads. Not stopped, the run computes for tens of seconds more (many times what it had done).
+AFTER_STOP_SHARE = 0.5
+QUIET_GUARD = 60.0          # seconds: a guard against work that never ends, not a bound on this machine's speed
+
+
+class CpuMeter:
+    """The CPU seconds of a server's processes, sampled every 0.1 s in a thread: a process keeps the last figure
+    seen for it after it ended (a killed worker does not take its CPU time out of the sum)."""
+
+    def __init__(self, pid: int):
+        self.pid, self.seen, self.lock = pid, {}, threading.Lock()
+        self.stopped = threading.Event()
+        self.sample()
+        threading.Thread(target=self._loop, daemon=True).start()
+
+    def sample(self) -> float:
+        for proc in tree(self.pid):
+            try:
+                times = proc.cpu_times()
+            except psutil.Error:
+                continue
+            with self.lock:
+                key = (proc.pid, proc.create_time())
+                self.seen[key] = max(self.seen.get(key, 0.0), times.user + times.system)
+        with self.lock:
+            return sum(self.seen.values())
+
+    def _loop(self) -> None:
+        while not self.stopped.wait(0.1):
+            self.sample()
+
+    def close(self) -> None:
+        self.stopped.set()
+
+
 def run_then(page, hosted, action) -> tuple[float, float]:
-    """Start the heavy run, let it compute, do ``action``; returns (seconds until the CPU is quiet, RSS growth)."""
+    """Start the heavy run, let it compute, do ``action``; returns (the CPU seconds the server's processes spent
+    from ``action`` until quiet, as a share of those they spent from Run until ``action``; RSS growth)."""
     base = rss_mb(hosted.pid)
+    meter = CpuMeter(hosted.pid)
+    cpu_at_start = meter.sample()
     page.goto(f"{hosted.url}/Federated_BO?{HEAVY}")
     wait_for_app(page)
     run = page.get_by_role("button", name="Run", exact=True)
@@ -145,33 +186,38 @@ def run_then(page, hosted, action) -> tuple[float, float]:
     page.wait_for_timeout(1500)
     assert cpu_seconds(hosted.pid) > 0
     peak = rss_mb(hosted.pid) - base
+    cpu_at_action = meter.sample()
     action()
-    quiet = seconds_until_quiet(hosted.pid)
-    return quiet, max(peak, rss_mb(hosted.pid) - base)
+    try:
+        assert seconds_until_quiet(hosted.pid, limit=QUIET_GUARD) < QUIET_GUARD, "the work did not end"
+        share = (meter.sample() - cpu_at_action) / (cpu_at_action - cpu_at_start)
+    finally:
+        meter.close()
+    return share, max(peak, rss_mb(hosted.pid) - base)
 
 
-def test_stop_ends_the_work_within_a_second(hosted, page):
+def test_stop_ends_the_work_at_once(hosted, page):
     def stop():
         page.locator("[data-testid='stMain']").get_by_role("button", name="Stop", exact=True).click()
 
-    quiet, growth = run_then(page, hosted, stop)
-    print(f"stop: quiet after {quiet:.2f} s, RSS growth {growth:.0f} MB")
-    assert quiet < 1.0, quiet
+    share, growth = run_then(page, hosted, stop)
+    print(f"stop: CPU after Stop {share:.0%} of the CPU before it, RSS growth {growth:.0f} MB")
+    assert share < AFTER_STOP_SHARE, share
     assert growth < MEMORY_LIMIT_MB
     page.get_by_text("the charts show the iterations that finished").first.wait_for(timeout=20_000)
     assert_no_traceback(page)
     screenshot(page, "hosted_fbo_stopped")
 
 
-def test_closing_the_tab_ends_the_work_within_a_second(hosted, browser):
+def test_closing_the_tab_ends_the_work_at_once(hosted, browser):
     context = browser.new_context(viewport={"width": 1400, "height": 1000})
     page = context.new_page()
     try:
-        quiet, growth = run_then(page, hosted, page.close)
+        share, growth = run_then(page, hosted, page.close)
     finally:
         context.close()
-    print(f"tab close: quiet after {quiet:.2f} s, RSS growth {growth:.0f} MB")
-    assert quiet < 1.0, quiet
+    print(f"tab close: CPU after the close {share:.0%} of the CPU before it, RSS growth {growth:.0f} MB")
+    assert share < AFTER_STOP_SHARE, share
     assert growth < MEMORY_LIMIT_MB
 
 
@@ -202,9 +248,15 @@ def test_an_upload_above_the_limit_is_refused_at_once(hosted, page, tmp_path):
     page.goto(f"{hosted.url}/Tradeoff_explorer")
     wait_for_app(page)
     page.get_by_role("tab", name="Open a saved sweep table").click()
+    cpu = cpu_seconds(hosted.pid)
     page.locator("[data-testid='stFileUploaderDropzoneInput']").set_input_files(str(big))
-    page.get_by_text("20", exact=False).filter(has_text="MB").first.wait_for(timeout=20_000)
-    assert seconds_until_quiet(hosted.pid, limit=10.0) < 1.0
+    page.get_by_text("20", exact=False).filter(has_text="MB").first.wait_for(timeout=60_000)
+    assert seconds_until_quiet(hosted.pid, limit=QUIET_GUARD) < QUIET_GUARD
+    # Refused before it is read: the server spent less CPU on it (its receipt and the page's rerun) than reading
+    # 21 MB of CSV takes (seconds of CPU).
+    spent = cpu_seconds(hosted.pid) - cpu
+    print(f"upload refused: {spent:.2f} CPU seconds")
+    assert spent < 2.0, spent
     assert_no_traceback(page)
 
 
@@ -215,12 +267,14 @@ def test_a_long_accounting_ends_with_the_tab(hosted, browser):
     try:
         page.goto(f"{hosted.url}/Privacy_accountant?steps=100000")
         page.wait_for_timeout(1500)
+        at_close = cpu_seconds(hosted.pid)
         page.close()
-        quiet = seconds_until_quiet(hosted.pid)
+        # Not stopped, it computes for twenty minutes: quiet within the guard is the work ended with the tab.
+        quiet = seconds_until_quiet(hosted.pid, limit=QUIET_GUARD)
     finally:
         context.close()
-    print(f"accountant tab close: quiet after {quiet:.2f} s")
-    assert quiet < 1.0, quiet
+    print(f"accountant tab close: quiet after {quiet:.2f} s, {cpu_seconds(hosted.pid) - at_close:.2f} CPU s")
+    assert quiet < QUIET_GUARD, "the accounting did not end with the tab"
 
 
 def test_every_page_answers_extreme_links_with_sentences(hosted, page):

@@ -17,19 +17,15 @@ CHART_TITLE = "() => [...document.querySelectorAll('.gtitle')].some(t => t.textC
 def test_the_reproduction_page_shows_the_stored_results_and_runs_a_small_one(page, app_url):
     page.goto(f"{app_url}/Paper_reproduction")
     wait_for_app(page)
-    page.get_by_role("heading", name="Paper reproduction: DP-FTS-DE's claims, judged over runs").wait_for()
+    page.get_by_role("heading", name="DP-FTS-DE (Dai et al. 2021)").wait_for()
     page.wait_for_function(CHART_TITLE.format(text="100 runs"))
     page.locator("[data-testid='stTable']").get_by_text("reversed").first.wait_for()
     wait_for_app(page)
-    assert page.locator("[data-testid='stTable']").count() == 1            # the verdicts
-    # The summary of every paper, the checkpoints, and one table of claims per figure of the other papers.
-    from engine.reproduce.stored_papers import summary
-
-    others = [row for row in summary() if row["paper"] != "dp-fts-de"]
-    assert page.locator("[data-testid='stDataFrame']").count() == 2 + len(others)
+    assert page.locator("[data-testid='stTable']").count() == 2            # the papers' summary, the verdicts
+    # Every figure of every paper, and the checkpoints (both under collapsed sections).
+    assert page.locator("[data-testid='stDataFrame']").count() == 2
     assert page.locator("[data-testid='stException']").count() == 0
     screenshot(page, "paper_reproduction")
-    docs_image(page, REPRODUCTION)
 
     page.get_by_text("Synthetic (Fig. 2a, 2c, 2d)").click()
     wait_for_app(page)
@@ -62,3 +58,30 @@ def test_the_paper_presets_say_what_the_reproduction_found(page, app_url):
     page.get_by_text("Against the paper: Fig. 3a, 100 paired runs").wait_for()
     assert page.locator("[data-testid='stException']").count() == 0
     screenshot(page, "tradeoff_fig3a_note")
+
+
+def test_the_title_the_selector_and_the_summary_name_every_stored_paper(page, app_url):
+    from engine.reproduce.stored_papers import stored_payloads
+    from ui.reproduction.papers import PAPER_LABELS, PAPER_TITLES
+
+    papers = [p for p in PAPER_TITLES if p in stored_payloads()]
+    assert len(papers) == 4
+    page.goto(f"{app_url}/Paper_reproduction")
+    wait_for_app(page)
+    title = page.locator("h1").first.inner_text()
+    assert all(PAPER_TITLES[p] in title for p in papers), title
+    sidebar = page.locator("[data-testid='stSidebar']")
+    for paper in papers:
+        sidebar.get_by_text(PAPER_LABELS[paper], exact=True).wait_for()
+    summary = page.locator("[data-testid='stTable']").first.inner_text()
+    assert all(PAPER_LABELS[p] in summary for p in papers), summary
+    screenshot(page, "paper_reproduction_front")
+    docs_image(page, REPRODUCTION)
+    # One paper at a time: DP-HYPE's figures in the paper's order, DP-FTS-DE's parts gone.
+    sidebar.get_by_text(PAPER_LABELS["dp-hype"], exact=True).click()
+    wait_for_app(page)
+    headings = [h for h in page.locator("h3").all_inner_texts() if h.startswith("DP-HYPE, ")]
+    assert headings[:5] == ["DP-HYPE, Fig. 2a", "DP-HYPE, Fig. 2b", "DP-HYPE, Fig. 3", "DP-HYPE, Fig. 4",
+                            "DP-HYPE, Fig. 5"], headings
+    assert page.get_by_text("part of the paper").count() == 0
+    screenshot(page, "paper_reproduction_dp_hype")

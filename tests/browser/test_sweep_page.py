@@ -52,3 +52,24 @@ def test_a_small_sweep_draws_its_frontier(app_url, page):
     query = parse_qs(urlparse(link.get_attribute("href")).query)
     # The link lists only values that differ from the page's defaults (q = 0.25 is one).
     assert query.get("q", ["0.25"]) == ["0.25"] and query["z"] == ["2"] and query["agents"] == ["30"]
+
+
+# The page's default sweep (7 cells x 60 runs of federated BO) on joblib's two worker processes: a minute or two
+# of computing here. The waits below are guards against a hang, wide enough for a busy machine.
+SWEEP_GUARD_MS = 600_000
+
+
+@pytest.mark.browser
+def test_the_default_sweep_draws_its_chart_on_the_first_press(app_url, page):
+    page.goto(f"{app_url}/Tradeoff_explorer")
+    page.get_by_text("6 settings + 1 reference = 7 cells x 60 runs").wait_for()
+    wait_for_app(page)
+    page.get_by_role("button", name="Run sweep").click()
+    page.wait_for_selector("[data-testid='stPlotlyChart'] .legendtext >> text=Pareto-optimal settings",
+                           timeout=SWEEP_GUARD_MS)
+    wait_for_app(page)
+    assert page.get_by_text("Done: 7 cells, 420 rows", exact=False).count() == 1
+    assert page.get_by_text("time limit", exact=False).count() == 0
+    assert page.locator("[data-testid='stPlotlyChart']").count() == 2      # frontier + heatmap
+    screenshot(page, "tradeoff_explorer_default_sweep")
+

@@ -83,9 +83,9 @@ def cached_plan(config: FboConfig) -> RunPlan:
 
 # A minute: a real task's table built meanwhile stops being charged (until then the estimate only errs high).
 @st.cache_data(show_spinner=False, max_entries=512, ttl=60)
-def cached_lines_cost(configs: tuple[FboConfig, ...]) -> Cost:
+def cached_lines_cost(configs: tuple[FboConfig, ...], objectives_built: bool = False) -> Cost:
     """What running ``configs`` together costs (checked before their plans are made)."""
-    return lines_cost(configs)
+    return lines_cost(configs, objectives_built=objectives_built)
 
 
 @st.cache_resource(show_spinner=False, max_entries=8)

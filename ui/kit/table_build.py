@@ -42,6 +42,29 @@ def missing_data(status: DataStatus, dataset_name: str) -> None:
                f"{status.url} (or run `python -m engine data fetch landmine`).", icon=":material/folder_off:")
 
 
+def table_build_seconds(config) -> float | None:
+    """The estimated computing of building ``config``'s table first (None when it is ready or there is none)."""
+    from engine.limits.fbo import objective_cost
+
+    task = table_task(config)
+    if task is None or table_state(task)["complete"]:
+        return None
+    return objective_cost(config.dataset, config.agents or task.n_agents, domain=config.domain).seconds
+
+
+def build_note(config, run_seconds: float) -> tuple[str, str]:
+    """Before Run: the whole estimate of runs of ``config``'s task taking ``run_seconds`` and, when the table is
+    missing, the sentence saying that it includes the table's build first (a job of its own: the runs' limit does
+    not count it); else an empty sentence."""
+    build = table_build_seconds(config)
+    if build is None:
+        return f"about {format_seconds(run_seconds)} of computing", ""
+    return (f"about {format_seconds(run_seconds + build)} of computing, which includes building the {config.dataset} "
+            f"table of scores first, once", f" The table's build is about {format_seconds(build)} of that, longer on "
+            "a busy machine: Run starts it and shows its progress, then Run again starts the runs; later runs read "
+            "the table at once.")
+
+
 def build_under_way(config, *, start: bool) -> Build | None:
     """The build of ``config``'s table under way (started now when ``start``); None when the table is ready."""
     task = table_task(config)

@@ -7,9 +7,10 @@ from engine.reproduce.report import RUNS_PER_BLOCK
 from ui.kit.state import Ignored, Param, current_values, init_state
 
 PREFIX = "repro_"
-PAPERS = {"dp-fts-de": "DP-FTS-DE (Dai et al. 2021)", "fts": "FTS (Dai, Low and Jaillet 2020)"}
+# Every paper the page holds, in the order it offers them (ui.reproduction.papers.PAPER_LABELS names them).
+PAPERS = ("dp-fts-de", "fts", "dp-hype", "po-gp-ucb")
 PARAMS = {
-    "paper": Param("dp-fts-de", str, tuple(PAPERS)),
+    "paper": Param("dp-fts-de", str, PAPERS),
     "part": Param("landmine", str, PARTS),
     # A small run is one block of runs per setting (the command line's numbers for the same runs and seed).
     "runs": Param(4, int, low=2, high=RUNS_PER_BLOCK),

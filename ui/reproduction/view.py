@@ -77,14 +77,31 @@ def verdict_table(payload: dict) -> pd.DataFrame:
         compared = ("mean over t = 1..T" if n["at"] == "curve" else f"at t = {n['at']}"
                     if isinstance(n["at"], int) else f"{n['at']}: ours {n['better_mean']:.2f}, against "
                     f"{n['worse_mean']:.2f}")
-        rows.append({"verdict": claim["verdict"], "the paper claims": claim["claim"], "where": claim["source"],
+        rows.append({"#": len(rows) + 1, "verdict": claim["verdict"], "the paper claims": claim["claim"],
+                     "where": claim["source"],
                      "compared": compared, "difference ± s.e.": f"{n['difference']:+.4f} ± {n['stderr']:.4f}{best}",
-                     "z": f"{n['z']:+.1f}" if n["z"] is not None else MISSING,
-                     "investigation": investigation(claim["claim"], claim["verdict"])})
+                     "z": f"{n['z']:+.1f}" if n["z"] is not None else MISSING})
     return pd.DataFrame(rows)
 
 
-def _coloured(table: pd.DataFrame):
+def investigations(payload: dict) -> list[tuple[list[int], str]]:
+    """Each investigation of the claims that do not hold, once, with the rows of the verdict table it covers."""
+    notes: dict[str, list[int]] = {}
+    for row, claim in enumerate(payload["claims"], start=1):
+        note = investigation(claim["claim"], claim["verdict"])
+        if note:
+            notes.setdefault(note, []).append(row)
+    return [(rows, note) for note, rows in notes.items()]
+
+
+def show_investigations(payload: dict) -> None:
+    for rows, note in investigations(payload):
+        which = f"claim {rows[0]}" if len(rows) == 1 else "claims " + ", ".join(map(str, rows[:-1])) + \
+            f" and {rows[-1]}"
+        st.markdown(f"**Investigated ({which} of the table, #):** {note}")
+
+
+def coloured(table: pd.DataFrame):
     return table.style.map(lambda v: f"background-color: {VERDICT_COLOURS.get(v, 'white')}", subset=["verdict"])
 
 
@@ -108,10 +125,11 @@ def show_part(payload: dict, part, *, key: str, source: str) -> None:
         st.warning(f"Only {payload['runs']} runs per setting: each standard error rests on {payload['runs']} numbers, "
                    "so these verdicts can change from one seed to the next. Read them as a demonstration; the "
                    "stored 100-run verdicts are the result.", icon=":material/warning:")
-    st.table(_coloured(verdict_table(payload)), hide_index=True)
-    st.markdown(f"**Every setting at the checkpoints**: mean {payload['metric']} (standard error over runs).")
-    checkpoints = checkpoint_table(payload)
-    st.dataframe(checkpoints, hide_index=True, height=35 * (len(checkpoints) + 1) + 3)
+    st.table(coloured(verdict_table(payload)), hide_index=True)
+    show_investigations(payload)
+    with st.expander(f"Every setting at the checkpoints: mean {payload['metric']} (standard error over runs)"):
+        checkpoints = checkpoint_table(payload)
+        st.dataframe(checkpoints, hide_index=True, height=35 * (len(checkpoints) + 1) + 3)
 
 
 def paper_note(paper: str, figure: str | None, where=None) -> None:
@@ -126,7 +144,7 @@ def paper_note(paper: str, figure: str | None, where=None) -> None:
                                                  icon=":material/fact_check:")
     with box:
         st.markdown(f"[Every verdict about {figure} on the Paper reproduction page]"
-                    f"({REPRODUCTION.url_path}#{anchor(paper, figure)})")
+                    f"({REPRODUCTION.url_path}?paper={paper}#{anchor(paper, figure)})")
 
 
 def stored_data_figure(paper: str, figure: str | None, where=None, payload: dict | None = None,
@@ -229,51 +247,11 @@ def show_fts_paper(stored: dict | None) -> None:
                     and not s["key"].endswith("fts time")]
             show(curves_figure(payload, keys), key=f"fts_{name}_curves",
                  about=f"Each line: mean {payload['metric']} over targets and {payload['runs']} runs, ± one s.e.")
-            st.table(_coloured(verdict_table(payload)), hide_index=True)
+            st.table(coloured(verdict_table(payload)), hide_index=True)
+            show_investigations(payload)
             st.dataframe(checkpoint_table(payload), hide_index=True)
     rows = [{"figure": figure_name(item["figure"]), "the paper claims": item["claim"], "why not here": item["reason"]}
             for item in output.get("not_reproducible", [])]
     if rows:
         st.markdown("**Not reproducible here**")
         st.table(pd.DataFrame(rows), hide_index=True)
-
-
-PAPER_TITLES = {"dp-fts-de": "DP-FTS-DE", "dp-hype": "DP-HYPE", "po-gp-ucb": "PO-GP-UCB", "fts": "FTS"}
-
-
-def show_summary(rows: list[dict]) -> None:
-    """The paper x figure table of the stored reproductions, each row linking to its claims below."""
-    if not rows:
-        return
-    table = pd.DataFrame([{"paper": PAPER_TITLES.get(r["paper"], r["paper"]), "figure": r["figure"],
-                           "claims": r["claims"], "hold": r["holds"], "not significant": r["not significant"],
-                           "reversed": r["reversed"], "see": f"#{r['anchor']}"} for r in rows])
-    st.dataframe(table, hide_index=True, column_config={
-        "see": st.column_config.LinkColumn("see", display_text="the claims", help="Jump to the figure's claims")})
-
-
-def show_claims(paper: str, payload: dict) -> None:
-    """Every stored claim of ``paper``, one table per figure under an anchor the summary links to."""
-    from engine.reproduce.conclusions import conclusion
-    from engine.reproduce.papers import summary_rows
-    from engine.reproduce.stored_papers import anchor, claims_of
-
-    for row in summary_rows({paper: payload}):
-        st.subheader(f"{PAPER_TITLES.get(paper, paper)}, {row['figure']}", anchor=anchor(paper, row["figure"]))
-        claims = claims_of(paper, row["figure"]) if paper != "dp-fts-de" else []
-        if conclusion(paper, row["figure"]) and (row["not significant"] or row["reversed"]):
-            st.caption("Investigated: " + conclusion(paper, row["figure"]))
-        stored_data_figure(paper, row["figure"], payload=payload)
-        training = payload["parts"].get(row["part"], {}).get("training_label")
-        if training:
-            st.caption(f"Score tables of the stand-ins: {training}.")
-        if not claims:
-            st.caption("See the part's curves and verdicts above.")
-            continue
-        frame = pd.DataFrame([{"claim": c["claim"], "verdict": c["verdict"],
-                               "difference": deciding_comparison(c["numbers"]).get("difference"),
-                               "± s.e.": deciding_comparison(c["numbers"]).get("stderr"),
-                               "runs": c["numbers"].get("runs"), "source": c["source"]} for c in claims])
-        st.dataframe(_coloured(frame), hide_index=True, column_config={
-            "difference": st.column_config.NumberColumn(format="%+.4f"),
-            "± s.e.": st.column_config.NumberColumn(format="%.4f")})

@@ -257,9 +257,27 @@ def saved_at(out: Path) -> float | None:
     return min(times) if times else None
 
 
+def keep_finished(spec: SweepSpec, out: Path, preset: str, dataset: str | None) -> None:
+    """After a stopped sweep: its finished cells become the result shown (nothing when none finished)."""
+    from engine.sweep.runner import finished_table
+
+    table = finished_table(spec, out)
+    if not len(table):
+        return
+    total = len(spec.cells(get_adapter(spec.tool)))
+    done = int(table["cell"].nunique())
+    st.session_state[RESULT_KEY] = dict(
+        table=table, label=spec.describe(get_adapter(spec.tool).label), source="run", dataset=dataset, preset=preset,
+        failures=[], stopped=(done, total))
+
+
 def provenance(result: dict) -> list[str]:
     """Sentences saying where shown results come from when it is not this press of Run."""
     notes = []
+    if result.get("stopped"):
+        done, total = result["stopped"]
+        notes.append(f"The sweep was stopped: {done} of its {total} cells finished, and only they are drawn. Run "
+                     "the same sweep again to compute the rest (the finished cells are kept).")
     if result.get("reused"):
         reused, total, when = result["reused"]
         date = datetime.datetime.fromtimestamp(when).strftime("%Y-%m-%d %H:%M") if when else "an earlier date"

@@ -1,0 +1,99 @@
+"""The Paper reproduction page's front: every stored paper named, the paper x figure summary, and one paper's
+figures (DP-HYPE, PO-GP-UCB) in its own order, each figure's claims in full under a collapsed section."""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from engine.reproduce.report import deciding_comparison
+from ui.kit.routes import REPRODUCTION
+from ui.kit.tables import MISSING
+from ui.reproduction.view import coloured
+
+# The papers in the order the page offers them, by the name the command line takes.
+PAPER_TITLES = {"dp-fts-de": "DP-FTS-DE", "fts": "FTS", "dp-hype": "DP-HYPE", "po-gp-ucb": "PO-GP-UCB"}
+PAPER_LABELS = {"dp-fts-de": "DP-FTS-DE (Dai et al. 2021)", "fts": "FTS (Dai, Low and Jaillet 2020)",
+                "dp-hype": "DP-HYPE (Liebenow, Peinemann and Mohammadi)",
+                "po-gp-ucb": "PO-GP-UCB (private outsourced BO)"}
+
+
+def names(papers) -> str:
+    """"DP-FTS-DE, FTS, DP-HYPE and PO-GP-UCB" for the papers given (in the page's order)."""
+    titles = [PAPER_TITLES[p] for p in PAPER_TITLES if p in set(papers)]
+    return titles[0] if len(titles) == 1 else ", ".join(titles[:-1]) + " and " + titles[-1]
+
+
+def page_title(papers) -> str:
+    return f"Paper reproduction: {names(papers)}, their claims judged over runs"
+
+
+def figure_link(row: dict) -> str:
+    """The page with the row's paper (and DP-FTS-DE's part) chosen, at the row's figure."""
+    query = f"paper={row['paper']}" + (f"&part={row['part']}" if row["paper"] == "dp-fts-de" else "")
+    return f"{REPRODUCTION.url_path}?{query}#{row['anchor']}"
+
+
+def paper_rows(rows: list[dict]) -> pd.DataFrame:
+    """One row per paper: its figures and tables with claims, and the claims' verdicts added up."""
+    out = []
+    for paper in PAPER_TITLES:
+        mine = [r for r in rows if r["paper"] == paper]
+        if mine:
+            out.append({"paper": PAPER_LABELS[paper], "figures and tables": len(mine),
+                        "claims": sum(r["claims"] for r in mine), "hold": sum(r["holds"] for r in mine),
+                        "not significant": sum(r["not significant"] for r in mine),
+                        "reversed": sum(r["reversed"] for r in mine)})
+    return pd.DataFrame(out)
+
+
+def show_summary(rows: list[dict]) -> None:
+    """Every stored paper in one line each, then the paper x figure table, each row linking to its claims."""
+    if not rows:
+        return
+    st.table(paper_rows(rows).set_index("paper"))
+    table = pd.DataFrame([{"paper": PAPER_TITLES.get(r["paper"], r["paper"]), "figure": r["figure"],
+                           "claims": r["claims"], "hold": r["holds"], "not significant": r["not significant"],
+                           "reversed": r["reversed"], "see": figure_link(r)} for r in rows])
+    with st.expander(f"Every figure and table of every paper ({len(table)} rows), with a link to its claims"):
+        st.dataframe(table, hide_index=True, height=min(35 * (len(table) + 1) + 3, 560), column_config={
+            "see": st.column_config.LinkColumn("see", display_text="the claims", help="Open the figure's claims")})
+
+
+def _runs(value) -> str:
+    return MISSING if value is None else f"{int(value)}"
+
+
+def claims_table(claims: list[dict]) -> pd.DataFrame:
+    """One row per claim, its text in full: the verdict, the deciding difference and the runs it rests on."""
+    rows = []
+    for claim in claims:
+        n = deciding_comparison(claim["numbers"])
+        difference = n.get("difference")
+        rows.append({"verdict": claim["verdict"], "the paper claims": claim["claim"],
+                     "difference ± s.e.": MISSING if difference is None else
+                     f"{difference:+.4f} ± {n.get('stderr', float('nan')):.4f}",
+                     "runs": _runs(claim["numbers"].get("runs")), "where": claim["source"]})
+    return pd.DataFrame(rows)
+
+
+def show_claims(paper: str, payload: dict) -> None:
+    """Every stored claim of ``paper``, its figures in the paper's order: a heading under the anchor the summary
+    links to, the counts, and a collapsed section with the figure's data, its investigation (once) and claims."""
+    from engine.reproduce.conclusions import conclusion
+    from engine.reproduce.stored_papers import anchor, claims_of, summary
+    from ui.reproduction.view import stored_data_figure
+
+    for row in (r for r in summary() if r["paper"] == paper):
+        figure = row["figure"]
+        st.subheader(f"{PAPER_TITLES.get(paper, paper)}, {figure}", anchor=anchor(paper, figure))
+        with st.expander(f"{row['claims']} claims: {row['holds']} hold, {row['not significant']} not significant, "
+                         f"{row['reversed']} reversed" + (" (and the stored figure)" if paper == "dp-hype" else ""),
+                         expanded=False):
+            if conclusion(paper, figure) and (row["not significant"] or row["reversed"]):
+                st.markdown("**Investigated.** " + conclusion(paper, figure))
+            stored_data_figure(paper, figure, payload=payload)
+            training = payload["parts"].get(row["part"], {}).get("training_label")
+            if training:
+                st.caption(f"Score tables of the stand-ins: {training}.")
+            st.table(coloured(claims_table(claims_of(paper, figure))), hide_index=True)
