@@ -14,6 +14,7 @@ defaults to the field.
 from __future__ import annotations
 
 import math
+import numbers
 import re
 import reprlib
 from typing import Iterable
@@ -40,9 +41,17 @@ class ConfigError(ValueError):
 
 
 def shown(value) -> str:
-    """``repr(value)`` for a sentence, at most about 40 characters however long or deep the value is."""
+    """A value as a sentence shows it, in at most about 40 characters however long or deep it is: a number whole
+    numbers in full (1000000000, not 1e+09), others as ``:g``; anything else as its (shortened) ``repr``."""
     if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 128:
         return f"a number of about {int(value.bit_length() * 0.30103) + 1:,} digits"
+    if isinstance(value, numbers.Integral) and not isinstance(value, bool):
+        return str(int(value))
+    if isinstance(value, numbers.Real) and not isinstance(value, bool):
+        number = float(value)
+        if math.isfinite(number) and number.is_integer() and abs(number) < 1e16:
+            return str(int(number))
+        return f"{number:g}"
     try:
         return _SHOWN.repr(value)
     except Exception:  # noqa: BLE001 - a value whose repr fails is still named
@@ -92,12 +101,6 @@ def check_number(field: str, value, *, name: str | None = None) -> float:
     if math.isinf(value):
         raise ConfigError(f"{name} must be finite, got {shown(value)}.", field)
     return value
-
-
-def shown(number) -> str:
-    """A number as a sentence shows it: whole numbers in full (1000000000, not 1e+09), others as ``:g``."""
-    number = float(number)
-    return str(int(number)) if number.is_integer() and abs(number) < 1e16 else f"{number:g}"
 
 
 def check_range(field: str, value, low=None, high=None, *, low_open=False, high_open=False,
