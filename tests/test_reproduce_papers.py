@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from engine.cli import main
+from engine.limits import Cost
 from engine.reproduce import PAPERS
 from engine.reproduce.claims import verdict_of
 from engine.reproduce.dp_hype import communication, data, data_cell, noise, simulation
@@ -180,7 +181,7 @@ def test_reproduce_all_runs_every_registered_paper_and_sums_up_their_claims(caps
 
     monkeypatch.setattr(cli, "run_paper", fake_paper)
     monkeypatch.setattr(cli, "_fbo_paper", lambda args, paper, parts, workers: {"paper": paper, "parts": {}})
-    monkeypatch.setattr(cli, "cost", lambda args: None)
+    monkeypatch.setattr(cli, "cost", lambda args: Cost.free("the fake papers compute nothing"))
     assert main(["reproduce", "all", "--runs", "3", "--quiet"]) == 0
     payload = json.loads(capsys.readouterr().out)
     assert set(payload["papers"]) == set(PAPERS)
