@@ -1,8 +1,9 @@
-"""A Flower federation on 127.0.0.1 for the tests: one SuperLink and N SuperNodes as processes (insecure).
+"""A Flower federation on 127.0.0.1 for the tests, started by an exported app's own README.
 
-:func:`federation` starts them with free ports, yields a function that runs
-an exported app with ``flwr run`` and returns the ServerApp's summary, and
-stops every process it started by its pid (its process group) on exit.
+:func:`readme_federation` runs the README's start block as written (certificates, the SuperLink with TLS and
+SuperNode authentication, the wait until it answers, the keys' registration, the SuperNodes) on free ports,
+yields a function that runs an app's README run block (``flwr run``) and returns the ServerApp's summary, and
+stops every process it started by its process group on exit.
 """
 
 from __future__ import annotations
@@ -20,29 +21,6 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
-NODE_POLL_SECONDS = 0.2
-READY_SECONDS = 180     # a guard: how long a process may take to answer on its port before the start fails
-# A SuperNode that finds no message sleeps 3 s before it asks again, and waits for its ClientApp's reply in
-# steps of 0.5 s (flwr 1.42, supernode/start_client_internal.py, hard-coded). Each round of a run pays that
-# wait, so the tests' SuperNodes poll every NODE_POLL_SECONDS instead: only that module's sleeps are shortened,
-# everything the nodes do is Flower's own code.
-SUPERNODE = f"""
-import sys, time
-import flwr.supernode.start_client_internal as loop
-from flwr.supernode.cli import flower_supernode
-
-class _Time:
-    def __getattr__(self, name):
-        return getattr(time, name)
-
-    @staticmethod
-    def sleep(seconds):
-        time.sleep(min(seconds, {NODE_POLL_SECONDS}))
-
-loop.time = _Time()
-sys.argv[0] = "flower-supernode"
-sys.exit(flower_supernode())
-"""
 
 
 def free_ports(count: int) -> list[int]:
@@ -78,60 +56,6 @@ def stop(processes) -> None:
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(proc.pid, signal.SIGKILL)
             proc.wait(timeout=5)
-
-
-@contextlib.contextmanager
-def federation(nodes: int, workdir: Path):
-    """Start a SuperLink and ``nodes`` SuperNodes; yield ``run(app_dir, timeout) -> (summary, seconds)``."""
-    link, *node_ports = free_ports(1 + nodes)
-    env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""),
-               FLWR_HOME=str(workdir / "flwr-home"), PATH=str(BIN) + os.pathsep + os.environ.get("PATH", ""),
-               FLWR_SUPEREXEC_TASK_POLL_INTERVAL="0.1")    # start a ClientApp 0.1 s after its message, not 1 s
-    home = workdir / "flwr-home"
-    home.mkdir(parents=True, exist_ok=True)
-    (home / "config.toml").write_text(f'[superlink]\ndefault = "loopback"\n\n[superlink.loopback]\n'
-                                      f'address = "127.0.0.1:{link}"\ninsecure = true\n')
-    processes = []
-    logs = []
-
-    def start(args, name):
-        log = open(workdir / f"{name}.log", "w")
-        logs.append(log)
-        processes.append(subprocess.Popen(args, cwd=workdir, env=env, stdout=log, stderr=subprocess.STDOUT,
-                                          start_new_session=True))
-
-    try:
-        start([str(BIN / "flower-superlink"), "--insecure", "--port", str(link)], "superlink")
-        if not wait_port(link, READY_SECONDS):
-            raise RuntimeError("The SuperLink did not start: " + (workdir / "superlink.log").read_text()[-2000:])
-        for i, port in enumerate(node_ports):
-            start([sys.executable, "-c", SUPERNODE, "--insecure", "--superlink", f"127.0.0.1:{link}",
-                   "--port", str(port), "--node-config", f"partition-id={i} num-partitions={nodes}"], f"node{i}")
-        # Ready before the first run: every SuperNode answers on its own port (its imports take seconds, tens
-        # of seconds on a busy machine; the wait is for readiness, READY_SECONDS only a guard against a hang).
-        for i, port in enumerate(node_ports):
-            if not wait_port(port, READY_SECONDS):
-                raise RuntimeError(f"SuperNode {i} did not start: " + (workdir / f"node{i}.log").read_text()[-2000:])
-
-        def run(app_dir: Path, timeout: float) -> tuple[dict, float]:
-            result = workdir / f"result-{app_dir.name}.json"
-            begin = time.perf_counter()
-            subprocess.run([str(BIN / "flwr"), "run", str(app_dir), "loopback", "--run-config",
-                            f'result_file="{result}"'], env=env, cwd=workdir, check=True, timeout=timeout,
-                           capture_output=True)
-            while not result.exists() and time.perf_counter() - begin < timeout:
-                time.sleep(0.2)
-            seconds = time.perf_counter() - begin
-            if not result.exists():
-                tails = {p.name: p.read_text()[-1500:] for p in workdir.glob("*.log")}
-                raise TimeoutError(f"No result after {seconds:.0f} s: {tails}")
-            return json.loads(result.read_text()), seconds
-
-        yield run
-    finally:
-        stop(processes)
-        for log in logs:
-            log.close()
 
 
 def stop_groups(processes, seconds: float = 15) -> None:

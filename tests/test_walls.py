@@ -16,12 +16,12 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from tests.page_runs import click_run
+from tests.walled_work import BIG, hog, spin
 
 from engine.cancel import Cancelled, CancelToken
 from engine.hosting import HEAVY_NICENESS
 from engine.walls import MEMORY, TIME, WORKER_NICENESS, Wall, WallHit, run_walled, use_workers
 
-BIG = 3 * 1024 ** 3     # bytes a run asks for: far above the small walls of these tests
 HANG_GUARD = 30.0       # seconds a wait for a worker to be gone gives up after (a guard, not a bound)
 
 
@@ -44,19 +44,6 @@ def records(send):
     for i in range(3):
         send(("record", i, os.getpid()))
         time.sleep(0.02)
-
-
-def hog(send):
-    import numpy as np
-
-    send(("record", 0, os.getpid()))
-    send(("record", 1, float(np.ones(BIG // 8).sum())))
-
-
-def spin(send):
-    send(("record", 0, os.getpid()))
-    while True:
-        pass
 
 
 def test_records_stream_from_a_worker_process():
