@@ -40,6 +40,8 @@ def main(argv=None) -> int:
     parser.add_argument("--runs", type=int, default=20)
     parser.add_argument("--first-seed", type=int, default=FIRST_SEED)
     parser.add_argument("--out", type=Path, default=OUT)
+    parser.add_argument("--add", action="store_true",
+                        help="run the given seeds and add them to the runs already in --out")
     args = parser.parse_args(argv)
     # Stopped with SIGTERM (e.g. by `timeout`): leave through the federation's clean-up, which stops its processes.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
@@ -58,14 +60,21 @@ def main(argv=None) -> int:
                 summary.update(seed=seed, wall_seconds=seconds)
                 summaries.append(summary)
                 print(f"seed {seed}: {seconds:.1f} s, regret {summary['regret_mean']}", flush=True)
+    provenance = []
+    if args.add:
+        before = json.loads(args.out.read_text())
+        summaries, seeds = before["summaries"] + summaries, before["seeds"] + seeds
+        provenance = before["provenance"] if isinstance(before["provenance"], list) else [before["provenance"]]
     comparison = compare_federation(summaries, CONFIG)
     record = {"config": {k: v for k, v in CONFIG.to_dict().items() if k != "seed"}, "seeds": seeds,
               "summaries": summaries, "comparison": comparison,
-              "provenance": {"command": "python benchmarks/flower_vs_engine.py " + " ".join(argv or sys.argv[1:]),
+              "provenance": provenance + [{
+                             "command": "python benchmarks/flower_vs_engine.py " + " ".join(argv or sys.argv[1:]),
                              "date": datetime.date.today().isoformat(),
                              "wall_seconds": round(time.time() - started, 1),
                              "load_average_at_start": round(load, 2), "machine": platform.machine(),
-                             "federation": f"{NODES} SuperNodes, TLS and SuperNode authentication, 127.0.0.1"}}
+                             "seeds": seeds[-args.runs:],
+                             "federation": f"{NODES} SuperNodes, TLS and SuperNode authentication, 127.0.0.1"}]}
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(record, indent=1, default=float) + "\n")
     print(json.dumps({"same": comparison["same"], "out": str(args.out)}))

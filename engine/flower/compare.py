@@ -34,6 +34,8 @@ def compare_runs(federation: np.ndarray, engine: np.ndarray, *, alpha: float = A
                           "runs x rounds with the same rounds.")
     if len(federation) < 2 or len(engine) < 2:
         raise ConfigError("Compare at least two runs on each side.")
+    if not (np.isfinite(federation).all() and np.isfinite(engine).all()):
+        raise ConfigError("A curve has missing values (a round without every agent's reply): compare complete runs.")
     rounds = federation.shape[1]
     p_values = []
     for r in range(rounds):
@@ -95,13 +97,18 @@ def compare_federation(summaries: list[dict], config, *, engine_runs: int = 400,
                        alpha: float = ALPHA) -> dict:
     """Seeded federation runs of ``config`` against the engine's: each statistic round by round, and the sampling.
 
-    ``same`` when no test rejects; the family-wise level ``alpha`` is split evenly over the statistics.
+    Runs in which an agent did not reply (a dropout: its vector counted as zero, a different broadcast by design,
+    see docs/flower.md) are left out and listed (``with_dropouts``); the others must be at least two. ``same``
+    when no test rejects; the family-wise level ``alpha`` is split evenly over the statistics.
     """
-    if len(summaries) < 2:
-        raise ConfigError("Compare at least two federation runs.")
-    federation, engine = federation_statistics(summaries), engine_statistics(config, engine_runs, seed)
+    complete = [s for s in summaries if not any(s["missing"])]
+    if len(complete) < 2:
+        raise ConfigError(f"Compare at least two federation runs in which every agent replied in every round "
+                          f"({len(complete)} of {len(summaries)} did).")
+    federation, engine = federation_statistics(complete), engine_statistics(config, engine_runs, seed)
     level = alpha / (len(STATISTICS) + 1)
     tests = {name: compare_runs(federation[name], engine[name], alpha=level) for name in STATISTICS}
     tests["selected"] = compare_selected(federation["selected"], int(config.agents), config.q, alpha=level)
     return {"tests": tests, "same": all(t["same"] for t in tests.values()), "alpha": alpha,
-            "runs": len(summaries), "engine_runs": engine_runs}
+            "runs": len(complete), "engine_runs": engine_runs,
+            "with_dropouts": [s.get("seed") for s in summaries if any(s["missing"])]}
