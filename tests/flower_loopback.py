@@ -21,6 +21,12 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
+# No package registry at run time: pip and uv may not use an index, and any HTTP(S) request that is not to
+# 127.0.0.1 goes to a proxy on a port nothing listens on (the federation's own traffic is local).
+DEAD_PROXY = "http://127.0.0.1:9"
+OFFLINE = {"PIP_NO_INDEX": "1", "UV_OFFLINE": "1", "HTTP_PROXY": DEAD_PROXY, "HTTPS_PROXY": DEAD_PROXY,
+           "http_proxy": DEAD_PROXY, "https_proxy": DEAD_PROXY, "NO_PROXY": "127.0.0.1,localhost",
+           "no_proxy": "127.0.0.1,localhost"}
 
 
 def free_ports(count: int) -> list[int]:
@@ -123,7 +129,7 @@ def readme_federation(app_dir: Path, nodes: int, start_seconds: float = 300):
     link, node = free_ports(1)[0], free_port_range(nodes)
     env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""),
                PATH=str(BIN) + os.pathsep + os.environ.get("PATH", ""), FLWR_HOME=str(app_dir / ".flwr"),
-               LINK_PORT=str(link), NODE_PORT=str(node))
+               LINK_PORT=str(link), NODE_PORT=str(node), **OFFLINE)
     processes, log = [], open(app_dir / "federation.log", "w")
     try:
         proc = subprocess.Popen(["bash", "-c", start], cwd=app_dir, env=env, stdout=log, stderr=subprocess.STDOUT,

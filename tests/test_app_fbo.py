@@ -69,6 +69,8 @@ def test_short_run_produces_charts_and_downloads():
     assert any(t.startswith("Privacy loss") for t in titles)
     labels = [button.label for button in at.get("download_button")]
     assert labels == ["Results (CSV)", "Configuration (JSON)", "Curves and ε (JSON)", "Export as a Flower app"]
+    # 10 agents: the exported app's delta is not this run's 1/N^1.1, and the page says which it uses.
+    assert any("the export sets delta = 1e-05" in caption.value for caption in at.caption)
     table = pd.read_csv(io.BytesIO(state.cache["csv"]))
     # One row per line x run x agent x iteration.
     assert len(table) == 2 * 2 * 10 * 5

@@ -232,3 +232,14 @@ def test_bad_settings_are_config_errors():
         _cfg(q=0)
     with pytest.raises(ConfigError):
         _cfg(calibrate_z=True)
+
+
+def test_each_release_records_its_broadcasts_norm_and_how_many_agents_it_chose_for():
+    config = FboConfig(agents=4, iterations=3, P=1, features=6, n_init=2, q=0.5, z=1.0, runs=5, seed=1)
+    result = run_fbo(config)
+    norms, used = result.per_release("broadcast_norm"), result.per_release("used_broadcast")
+    assert norms.shape == used.shape == (5, 3)
+    step = result.records[1].server_step                        # run 0's first release
+    assert norms[0, 0] == pytest.approx(np.linalg.norm(step.broadcast))
+    assert np.all((0 <= used) & (used <= 4)) and used[:, 0].tolist() == [4] * 5     # 1 - p_1 = 1: all use it
+    assert run_fbo(config.replace(algorithm="ts")).per_release("broadcast_norm").shape == (5, 0)

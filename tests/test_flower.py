@@ -370,3 +370,29 @@ def test_the_export_is_secured_unless_asked_and_depends_on_the_engine(tmp_path, 
     readme = (tmp_path / "open" / "README.md").read_text()
     assert readme.count("--insecure") >= 2 and INSECURE_WARNING in readme
     assert not (tmp_path / "open" / "make_certificates.sh").exists()
+
+
+def test_an_agent_is_bound_to_the_node_that_first_replied_for_it(capsys):
+    # The agent's index is the node's own partition-id: once node 11 has replied as agent 0, a reply naming
+    # agent 0 from node 12 (another registered key) is not used, and the round goes on as if agent 0 were absent.
+    fbo_strategy, _, targets = flower()
+    from flwr.app import Message, RecordDict
+
+    config = FboConfig(agents=3, P=1, features=4, iterations=3, q=1.0, z=1.0, S=2.0, seed=3, runs=1,
+                       domain="continuous")
+    strategy, honest = fbo_strategy.DpFtsDeStrategy(config), fbo_strategy.DpFtsDeStrategy(config)
+    vectors = np.random.default_rng(4).normal(size=(3, 4))
+
+    def reply(agent, node):
+        request = targets.offline_message(RecordDict(), node)
+        content = fbo_reply(targets, agent, vectors[agent]).content
+        return Message(content=content, reply_to=request)
+
+    strategy.aggregate_train(1, [reply(0, 11), reply(1, 12), reply(2, 13)])
+    assert strategy.agent_nodes == {0: 11, 1: 12, 2: 13}
+    arrays, _ = strategy.aggregate_train(2, [reply(0, 12), reply(2, 13)])        # node 12 now claims agent 0
+    assert "A reply for agent 0 came from node 12, but agent 0 is node 11" in capsys.readouterr().out
+    assert strategy.history[-1]["missing"] == [0, 1]
+    honest.aggregate_train(1, [reply(0, 11), reply(1, 12), reply(2, 13)])
+    expected, _ = honest.aggregate_train(2, [reply(2, 13)])                         # agent 0 absent, not node 12's
+    assert np.array_equal(arrays["broadcast"].numpy(), expected["broadcast"].numpy())

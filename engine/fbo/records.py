@@ -52,6 +52,8 @@ class IterationRecord:
     clipped_fraction: float | None = None   # share of selected vectors clipped, over all runs
     weights: object | None = None           # (P, N) sub-region weights of this iteration (RegionWeights: O(P + N))
     server_step: ServerStep | None = None   # the first run's server round, when one happened
+    broadcast_norm: np.ndarray | None = None  # (R,) norm of each run's broadcast, when one was released
+    used_broadcast: np.ndarray | None = None  # (R,) agents whose query the broadcast chose, when one was released
 
     @property
     def run_means(self) -> np.ndarray:
@@ -100,6 +102,11 @@ class FboResult:
     def run_curves(self) -> np.ndarray:
         """Mean metric over agents per run and iteration, (R, T + 1): what comparisons pair up."""
         return np.stack([r.run_means for r in self.records], axis=1) if self.records else np.empty((0, 0))
+
+    def per_release(self, name: str) -> np.ndarray:
+        """A per-release record field (``broadcast_norm`` or ``used_broadcast``) per run, (R, releases)."""
+        columns = [getattr(r, name) for r in self.records if r.released]
+        return np.stack(columns, axis=1).astype(float) if columns else np.empty((self.config.runs, 0))
 
     @property
     def epsilon(self) -> list[float] | None:

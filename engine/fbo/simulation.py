@@ -268,9 +268,9 @@ class Simulation:
         checkpoint()
         self._t = t
         self._draw_vectors(t)
-        return self._record(t, step, weights)
+        return self._record(t, step, weights, use_other)
 
-    def _record(self, t: int, step, weights) -> IterationRecord:
+    def _record(self, t: int, step, weights, use_other: np.ndarray | None = None) -> IterationRecord:
         cfg = self.config
         record = IterationRecord(algorithm=cfg.algorithm, iteration=t, metric=self.pool.metric,
                                  released=step is not None, weights=weights)
@@ -283,6 +283,9 @@ class Simulation:
                 n_selected = int(step.selected.sum())
                 record.clipped_fraction = float(step.clipped.sum() / n_selected) if n_selected else None
             record.server_step = step.run(0)
+            record.broadcast_norm = np.linalg.norm(step.broadcast.reshape(len(step.broadcast), -1), axis=1)
+            if use_other is not None:
+                record.used_broadcast = use_other.sum(axis=1)
         return record
 
 

@@ -104,13 +104,7 @@ def run_fbo(grid: Grid, context: Context) -> dict:
     initial = ArrayRecord({"broadcast": Array(np.zeros((strategy.P, config.features)))})
     strategy.start(grid, initial, num_rounds=config.iterations + 1, timeout=settings["reply_timeout"])
     ends = [began] + strategy.round_ends
-    last = strategy.history[-1] if strategy.history else {}
-    summary = {"tool": "fbo", "nodes": nodes, "rounds": len(strategy.history), "releases": strategy.released,
-               "epsilon": strategy.epsilon, "delta": strategy.delta, "z": strategy.plan.z,
-               "queries": last.get("queries", 0), "best_mean": [h["best_mean"] for h in strategy.history],
-               "regret_mean": [h.get("regret_mean") for h in strategy.history],
-               "selected": [h.get("selected") for h in strategy.history],
-               "missing": [h["missing"] for h in strategy.history], "seconds": time.perf_counter() - start,
+    summary = {"tool": "fbo", "nodes": nodes, **strategy.run_summary(), "seconds": time.perf_counter() - start,
                "node_wait_seconds": waited, "round_seconds": [b - a for a, b in zip(ends, ends[1:])]}
     return _finish(summary, settings)
 

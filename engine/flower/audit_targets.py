@@ -37,11 +37,16 @@ from engine.flower.audit_config import AuditTarget, StrategyAudit
 from engine.flower.fbo_strategy import DpFtsDeStrategy
 
 
-def offline_message(content: RecordDict, node: int) -> Message:
-    """A reply-like Message built outside a running Flower app (the audit and the tests play the server)."""
+def offline_identity() -> None:
+    """Give Flower's task identity placeholder values where no Flower process set them (Messages need them)."""
     for name in ("run_id", "node_id", "task_id"):
         if getattr(TaskIdentity, "_" + name) is None:
             setattr(TaskIdentity, name, 0)
+
+
+def offline_message(content: RecordDict, node: int) -> Message:
+    """A reply-like Message built outside a running Flower app (the audit and the tests play the server)."""
+    offline_identity()
     return Message(content=content, dst_node_id=int(node), message_type="train")
 
 

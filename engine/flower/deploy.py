@@ -125,7 +125,9 @@ check the SuperLink's certificate against `ca.crt`).
 On several machines: run `make_certificates.sh` with the SuperLink's host name or address, start the
 SuperLink there, copy `certificates/ca.crt` and each node's private key to its machine, and replace
 `127.0.0.1` by that address in `--superlink` and in `config.toml`. The agent's index (its sub-region)
-is the node's `partition-id`: give each registered key one index and keep the list.
+is the node's `partition-id`: give each registered key one index and keep the list. The server binds
+each index to the node that first replied for it; a later reply for that index from another node is
+not used (and is logged), so a registered key cannot take over another agent's place mid-run.
 '''
 
 

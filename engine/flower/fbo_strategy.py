@@ -55,8 +55,14 @@ from engine.validation import ConfigError
 SERVER_ALGORITHMS = ("fts-de", "dp-fts", "dp-fts-de")
 
 
-def reply_vectors(replies: Iterable[Message], n_agents: int, n_features: int) -> tuple[np.ndarray, list[dict]]:
-    """The (N, M) matrix of the agents' omegas from their replies (zero rows for agents that sent none)."""
+def reply_vectors(replies: Iterable[Message], n_agents: int, n_features: int,
+                  pins: dict[int, int] | None = None) -> tuple[np.ndarray, list[dict]]:
+    """The (N, M) matrix of the agents' omegas from their replies (zero rows for agents that sent none).
+
+    ``pins`` (agent index -> node id, filled as replies arrive) binds each agent to the node that first replied
+    for it: an agent's index is the node's ``partition-id``, which the node declares, so a later reply for that
+    agent from another node (another registered key) is not used, and is reported.
+    """
     vectors = np.zeros((n_agents, n_features))
     seen, metrics = set(), []
     for reply in replies:
@@ -66,6 +72,12 @@ def reply_vectors(replies: Iterable[Message], n_agents: int, n_features: int) ->
         index = int(record["agent"])
         if not 0 <= index < n_agents or index in seen:
             raise ConfigError(f"A reply names agent {index}, outside 0..{n_agents - 1} or twice.")
+        if pins is not None:
+            node = int(reply.metadata.src_node_id)
+            if pins.setdefault(index, node) != node:
+                print(f"A reply for agent {index} came from node {node}, but agent {index} is node {pins[index]} "
+                      "(its first reply): not used.", flush=True)
+                continue
         seen.add(index)
         omega = reply.content["omega"]["omega"].numpy().astype(float).ravel()
         if omega.shape != (n_features,):
@@ -93,6 +105,7 @@ class DpFtsDeStrategy(Strategy):
         self.released = 0
         self.history: list[dict] = []
         self.round_ends: list[float] = []      # time.monotonic() at the end of each aggregate_train
+        self.agent_nodes: dict[int, int] = {}  # agent index -> the node that first replied for it
         self.last_step = None
 
     # ------------------------------------------------------------------ accounting
@@ -141,7 +154,7 @@ class DpFtsDeStrategy(Strategy):
 
     def aggregate_train(self, server_round: int, replies: Iterable[Message]
                         ) -> tuple[ArrayRecord | None, MetricRecord | None]:
-        vectors, metrics = reply_vectors(replies, self.n_agents, self.config.features)
+        vectors, metrics = reply_vectors(replies, self.n_agents, self.config.features, self.agent_nodes)
         missing = sorted(set(range(self.n_agents)) - {int(m["agent"]) for m in metrics})
         if missing:
             print(f"Round {server_round}: agents {missing} did not reply; each counts as the zero vector (the "
@@ -157,12 +170,25 @@ class DpFtsDeStrategy(Strategy):
             step = self.release(server_round, vectors)
             arrays = ArrayRecord({"broadcast": Array(np.asarray(step.broadcast, dtype=float))})
             summary["selected"] = int(step.selected.sum())
+            summary["broadcast_norm"] = float(np.linalg.norm(step.broadcast))
         summary["releases"] = self.released
         if self.epsilon is not None:
             summary["epsilon"] = float(self.epsilon)
         self.history.append(summary)
         self.round_ends.append(time.monotonic())
         return arrays, MetricRecord({k: v for k, v in summary.items() if isinstance(v, (int, float))})
+
+    def run_summary(self) -> dict:
+        """The run's result, one entry per round: what the ServerApp writes and the comparisons read."""
+        history = self.history
+        return {"rounds": len(history), "releases": self.released, "epsilon": self.epsilon, "delta": self.delta,
+                "z": self.plan.z, "queries": history[-1]["queries"] if history else 0,
+                "best_mean": [h["best_mean"] for h in history],
+                "regret_mean": [h.get("regret_mean") for h in history],
+                "selected": [h.get("selected") for h in history],
+                "broadcast_norm": [h.get("broadcast_norm") for h in history],
+                "broadcast_used": [h["broadcast_used"] for h in history],
+                "missing": [h["missing"] for h in history]}
 
     def configure_evaluate(self, server_round: int, arrays: ArrayRecord, config: ConfigRecord,
                            grid: Grid) -> Iterable[Message]:

@@ -17,6 +17,7 @@ import streamlit as st
 from engine.cli.fbo import command_line
 from engine.fbo.config import FboConfig
 from engine.fbo.plan import RunPlan
+from engine.flower.settings import delta_note, run_config
 from engine.validation import ConfigError
 from ui.audit.panel import audit_panel, server_audit
 from ui.kit.cached import cached_plan
@@ -210,6 +211,8 @@ def downloads(run: LiveRun, params) -> None:
                                  "config, README with the commands); see docs/flower.md.",
                                  file_name="dpftsde_flower_app.zip",
                                  mime="application/zip", icon=":material/download:", on_click="ignore")
+        # The app's delta can differ from this run's (small federations get an explicit one): say which it uses.
+        dcols[3].caption(delta_note("fbo", served[0], run_config("fbo", served[0])))
     except ConfigError as err:
         dcols[3].caption(f"Flower export: {err}")
     st.caption("The address bar holds the current settings: copy the link to share or reproduce this "
