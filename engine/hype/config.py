@@ -10,7 +10,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
-from engine.hype.datasets import HYPE_DATASETS, PACKAGED_DATASETS, max_clients
+from engine.hype.datasets import HYPE_DATASETS, max_clients
 from engine.hype.training import candidate_grid
 from engine.settings import SEED_MAX, setting, validate
 from engine.validation import ConfigError
@@ -80,9 +80,8 @@ class HypeConfig:
                              label="actual dropouts", help="fraction of clients that drop out in every vote")
     repetitions: int = setting(2000, low=1, high=MAX_REPETITIONS, noun="number of repetitions", label="repetitions")
     seed: int = setting(0, low=0, high=SEED_MAX, link=(0, SEED_MAX), label="seed")
-    # The page offers HYPE_DATASETS; the command line and the paper reproduction also the packaged ones.
-    dataset: str = setting("digits", choices={**HYPE_DATASETS, **PACKAGED_DATASETS}, noun="data set", when=_data,
-                           label="data set", help="data mode")
+    dataset: str = setting("digits", choices=HYPE_DATASETS, noun="data set", when=_data, label="data set",
+                           help="data mode")
     # Data mode: Dirichlet concentration; None = iid shares.
     alpha: float | None = setting(None, kind=float, low=0, low_open=True, noun="Dirichlet alpha", when=_data,
                                   link=(1e-9, 1e6), label="Dirichlet α",
