@@ -202,3 +202,22 @@ def test_the_stored_fashion_verdicts_follow_from_their_numbers_and_say_how_they_
     made = provenance("dp-hype-fashion-mnist")
     assert made["seed"] == payload["seed"] and made["runs"] == part["runs"]
     assert "--parts fashion-mnist" in made["command"] and made["date"] and made["wall_seconds"] > 0
+
+
+FASHION_DOC = "### Fashion-MNIST: real images and a model that can drift"
+
+
+@pytest.mark.skipif(not STORED.is_file(), reason="the stored Fashion-MNIST part is not in this checkout")
+def test_the_docs_quote_every_stored_fashion_claim_with_its_verdict_and_numbers():
+    import re
+
+    text = (ROOT / "docs" / "paper-comparisons.md").read_text()
+    start = text.index(FASHION_DOC)
+    end = text.find("\n## ", start)
+    rows = [[cell.strip() for cell in re.split(r"(?<!\\)\|", line.strip()[1:-1])]
+            for line in text[start:end if end >= 0 else None].splitlines() if line.startswith("| ")]
+    for claim in json.loads(STORED.read_text())["parts"]["fashion-mnist"]["claims"]:
+        found = [row for row in rows if len(row) == 4 and row[1] == claim["claim"]]
+        assert len(found) == 1, f"docs/paper-comparisons.md needs one verdict row for {claim['claim']!r}"
+        n = claim["numbers"]
+        assert found[0][0] == claim["verdict"] and found[0][2] == f"{n['difference']:+.4f} ± {n['stderr']:.4f}"
