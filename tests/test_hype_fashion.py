@@ -221,3 +221,14 @@ def test_the_docs_quote_every_stored_fashion_claim_with_its_verdict_and_numbers(
         assert len(found) == 1, f"docs/paper-comparisons.md needs one verdict row for {claim['claim']!r}"
         n = claim["numbers"]
         assert found[0][0] == claim["verdict"] and found[0][2] == f"{n['difference']:+.4f} ± {n['stderr']:.4f}"
+
+
+def test_mlp_score_tables_are_cached_apart_from_the_softmax_regressions_whose_key_is_unchanged():
+    from engine.hype.scores import compute_scores, score_description
+
+    softmax, net = (score_description("wine", 10, None, 0, model=m) for m in ("softmax", "mlp"))
+    assert softmax["model"] == "softmax-regression" and net["model"] == f"mlp-{mlp.HIDDEN}-relu"
+    assert {key for key in softmax if softmax[key] != net[key]} == {"model"}
+    table = compute_scores("wine", 10, None, 0, model="mlp")
+    assert table["local_accuracy"].shape == (10, 100) and table["test_accuracy"].shape == (100,)
+    assert table["test_accuracy"].max() > 0.8 > table["test_accuracy"].min()     # good and useless candidates
