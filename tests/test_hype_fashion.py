@@ -232,3 +232,15 @@ def test_mlp_score_tables_are_cached_apart_from_the_softmax_regressions_whose_ke
     table = compute_scores("wine", 10, None, 0, model="mlp")
     assert table["local_accuracy"].shape == (10, 100) and table["test_accuracy"].shape == (100,)
     assert table["test_accuracy"].max() > 0.8 > table["test_accuracy"].min()     # good and useless candidates
+
+
+def test_reproduce_all_runs_dp_hypes_default_parts_only():
+    """``reproduce all`` keeps its price and needs no package: the Fashion-MNIST part runs when asked for."""
+    from engine.cli import build_parser
+    from engine.cli.reproduce import _parts_of
+
+    parser = build_parser()
+    assert "fashion-mnist" not in _parts_of(parser.parse_args(["reproduce", "all"]), "dp-hype")
+    assert "fashion-mnist" not in _parts_of(parser.parse_args(["reproduce", "dp-hype"]), "dp-hype")
+    asked = parser.parse_args(["reproduce", "dp-hype", "--parts", "fashion-mnist"])
+    assert _parts_of(asked, "dp-hype") == ("fashion-mnist",)

@@ -39,8 +39,8 @@ def add_arguments(parser) -> None:
     parser.add_argument("--parts", default=None,
                         help=f"comma-separated parts to run (dp-fts-de: default {','.join(CORE_PARTS)}, or all: "
                              f"{','.join(PARTS)}; fts: {','.join(fts.PARTS)}; the others: their figures; "
-                             "default every part but dp-hype's fashion-mnist, which needs the Debian package "
-                             "dataset-fashion-mnist)")
+                             "default, and under all, every part but dp-hype's fashion-mnist, which needs the Debian "
+                             "package dataset-fashion-mnist and about 4 GB with two workers)")
     parser.add_argument("--runs", type=int, default=None,
                         help=f"runs per setting of every part (default: the paper's; dp-fts-de: {LANDMINE_RUNS} on "
                              f"landmine, 10 on the stand-in tasks; fts: initialisations, {fts.RUNS})")
@@ -108,9 +108,7 @@ def _parts_of(args, paper: str) -> tuple[str, ...]:
             return PARTS
         return parse_parts(args.parts) if args.parts else CORE_PARTS
     known = fts.PARTS if paper == "fts" else paper_parts(paper)
-    if args.paper == "all":
-        return tuple(known)
-    if args.parts is None:
+    if args.parts is None or args.paper == "all":
         return tuple(known) if paper == "fts" else default_parts(paper)
     parts = tuple(p.strip() for p in str(args.parts).split(",") if p.strip())
     for part in parts:

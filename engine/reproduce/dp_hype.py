@@ -43,7 +43,7 @@ from engine.validation import check_choice, check_int
 PARTS = ("simulation", "communication", "noise", "data", "labels", "fashion-mnist")
 # What ``python -m engine reproduce dp-hype`` runs without --parts: the paper's experiments on the paper's
 # settings; ``fashion-mnist`` (real images the paper did not use, engine.reproduce.dp_hype_fashion) needs a
-# Debian package and runs when asked for (and under ``reproduce all``).
+# Debian package and about 4 GB with two workers, and runs when asked for (``reproduce all`` runs the defaults).
 DEFAULT_PARTS = PARTS[:-1]
 PAPER_REPETITIONS = 5000        # Sec. V-B: "After 5000 repetitions"
 PAPER_RUNS = 20                 # Sec. VI-B: "20 runs"

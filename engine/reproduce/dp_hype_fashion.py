@@ -1,11 +1,11 @@
 """DP-HYPE's Figs. 4-6 and 9-11 on real images: Fashion-MNIST, with the softmax regression and with an MLP.
 
-The ``fashion-mnist`` part of ``python -m engine reproduce dp-hype`` (not among its default parts: it needs the
-Debian package ``dataset-fashion-mnist``, :mod:`engine.hype.fashion`). Every other data claim of the
-reproduction is judged on generated stand-ins with a convex model; this part asks whether what did not hold
-there (Fig. 5's RANDGUESS level, Fig. 6's "more pronounced trade-off non-iid", OPT falling with more clients)
-changes on a real image data set, and with a model whose clients can drift apart (the MLP of
-:mod:`engine.hype.mlp`, one hidden layer of 32 ReLU units). Fashion-MNIST is not the paper's MNIST: every
+The ``fashion-mnist`` part of ``python -m engine reproduce dp-hype`` (not among its default parts, nor run by
+``reproduce all``: it needs the Debian package ``dataset-fashion-mnist``, :mod:`engine.hype.fashion`). Every
+other data claim of the reproduction is judged on generated stand-ins with a convex model; this part asks
+whether what did not hold there (Fig. 5's RANDGUESS level, Fig. 6's "more pronounced trade-off non-iid", OPT
+falling with more clients) changes on a real image data set, and with a model whose clients can drift apart (the
+MLP of :mod:`engine.hype.mlp`, one hidden layer of 32 ReLU units). Fashion-MNIST is not the paper's MNIST: every
 claim here carries ``"data_kind": "other"`` (a real data set the paper did not use), is reported beside the
 paper's tally and not in it, and opens with "Fashion-MNIST" and the model.
 
