@@ -35,9 +35,9 @@ RUNS = 8                    # at most, whatever --runs asks (the compute budget 
 CELLS = ((50, None), (100, None), (250, None), (100, 30.0), (100, 0.5), (50, 30.0), (50, 0.5), (50, 5.0),
          (250, 5.0))
 DATA_KIND = "other"
-# The price of a run (engine.reproduce.dp_hype.part_price): its 18 score tables (2 models x 9 cells) took 180 s of
-# CPU a run on the 2-core development machine (447 s for the first 45 tables, two worker processes, no table
-# cached, the environment's pinned BLAS kernel), priced at 1.5 times that. A worker peaked at 1.64 GB (the MLP at
+# The price of a run (engine.reproduce.dp_hype.part_price): its 18 score tables (2 models x 9 cells) took 190 s of
+# CPU a run on the 2-core development machine (968 s for the stored file's first 91 tables, two worker processes,
+# no table cached; data/reproduction/provenance.json), priced at 1.5 times that. A worker peaked at 1.64 GB (the MLP at
 # n = 250 holds every client's 663,000 weights); a whole run of the part needs DPBO_MAX_MEMORY_MB above the
 # default 2,048 with two workers.
 SECONDS_PER_RUN = 270.0
