@@ -19,7 +19,8 @@ from engine.fbo.plan import objective_ready, resolve_agents
 from engine.limits import Cost, check_workers, cores, fbo_cost, objective_cost, sweep_cost
 from engine.reproduce import PAPERS as REGISTERED
 from engine.reproduce import PART_SPECS, PARTS, fts, reproduce_dp_fts_de
-from engine.reproduce.papers import claim_lines, paper_cost, paper_parts, paper_runs, run_paper, summary_rows
+from engine.reproduce.papers import (claim_lines, default_parts, paper_cost, paper_module, paper_parts, paper_runs,
+                                     run_paper, summary_rows)
 from engine.reproduce.dp_fts_de import (CORE_PARTS, LANDMINE_RUNS, SYNTHETIC_PARTS, SYNTHETIC_RUNS, parse_parts,
                                        part_runs)
 from engine.reproduce.report import Setting, block_seeds, deciding_comparison, setting_config
@@ -38,7 +39,8 @@ def add_arguments(parser) -> None:
     parser.add_argument("--parts", default=None,
                         help=f"comma-separated parts to run (dp-fts-de: default {','.join(CORE_PARTS)}, or all: "
                              f"{','.join(PARTS)}; fts: {','.join(fts.PARTS)}; the others: their figures; "
-                             "default every part)")
+                             "default, and under all, every part but dp-hype's fashion-mnist, which needs the Debian "
+                             "package dataset-fashion-mnist and about 4 GB with two workers)")
     parser.add_argument("--runs", type=int, default=None,
                         help=f"runs per setting of every part (default: the paper's; dp-fts-de: {LANDMINE_RUNS} on "
                              f"landmine, 10 on the stand-in tasks; fts: initialisations, {fts.RUNS})")
@@ -107,7 +109,7 @@ def _parts_of(args, paper: str) -> tuple[str, ...]:
         return parse_parts(args.parts) if args.parts else CORE_PARTS
     known = fts.PARTS if paper == "fts" else paper_parts(paper)
     if args.parts is None or args.paper == "all":
-        return tuple(known)
+        return tuple(known) if paper == "fts" else default_parts(paper)
     parts = tuple(p.strip() for p in str(args.parts).split(",") if p.strip())
     for part in parts:
         check_choice("reproduction part", part, known)
@@ -136,6 +138,9 @@ def _request(args) -> tuple[dict[str, tuple[str, ...]], int | None]:
     if args.workers is not None and args.workers < 1:
         raise ConfigError(f"--workers must be at least 1, got {args.workers}.", "workers")
     from_args(args)         # --scheduler without --executor dask, a malformed address: one sentence, before pricing
+    for paper, parts in papers.items():       # data a part needs and this machine lacks: one sentence, before pricing
+        if paper not in FBO_PAPERS and hasattr(paper_module(paper), "check_parts"):
+            paper_module(paper).check_parts(parts)
     return papers, check_workers(args.workers, host_limits())
 
 

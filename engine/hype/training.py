@@ -79,6 +79,22 @@ def live_epochs(grid: np.ndarray, epochs: int) -> np.ndarray:
     return np.where(grid[:, 1] == 0.0, min(1, epochs), epochs)
 
 
+def epoch_groups(grid: np.ndarray, epochs: int) -> list[tuple[np.ndarray, int]]:
+    """(candidate indices, epochs) of the candidates that train equally long, the longest first."""
+    live = live_epochs(grid, epochs)
+    return [(np.flatnonzero(live == e), e) for e in sorted(set(live.tolist()), reverse=True)]
+
+
+def epoch_orders(rng: np.random.Generator, mask: np.ndarray, epochs: int) -> list[np.ndarray]:
+    """A random order of every client's examples per epoch, its real examples first (shared by every candidate)."""
+    orders = []
+    for _ in range(epochs):
+        keys = rng.random(mask.shape)
+        keys[~mask] = np.inf
+        orders.append(np.argsort(keys, axis=1))
+    return orders
+
+
 class _Group:
     """The candidates that train for the same number of epochs. A chunk of clients holds their weights ``w``
     (n, D, C * G) and momentum ``u``, kept multiplied by the epoch's learning rate (``u = lr_e * buf``, so a step
@@ -141,15 +157,9 @@ def train_local(weights: np.ndarray, x: np.ndarray, y: np.ndarray, mask: np.ndar
     (clients, D, C * P) float32: the trained weights, in the same layout.
     """
     clients, width, dim = x.shape
-    live = live_epochs(grid, epochs)
-    groups = [_Group(np.flatnonzero(live == e), grid, classes, e) for e in sorted(set(live.tolist()), reverse=True)]
+    groups = [_Group(index, grid, classes, e) for index, e in epoch_groups(grid, epochs)]
     sizes = mask.sum(axis=1)
-    orders = []
-    for _ in range(epochs):
-        # A random order per client and epoch, its real examples first.
-        keys = rng.random((clients, width))
-        keys[~mask] = np.inf
-        orders.append(np.argsort(keys, axis=1))
+    orders = epoch_orders(rng, mask, epochs)
     source = weights.reshape(clients, dim, classes, -1)
     out = np.empty((clients, dim, classes, len(grid)), dtype=np.float32)
     # Clients train independently: a few at a time go through all their epochs while their weights, momentum and
@@ -161,7 +171,7 @@ def train_local(weights: np.ndarray, x: np.ndarray, y: np.ndarray, mask: np.ndar
     for part in work_slices(clients, per_client, budget=TRAIN_CHUNK):
         chunk = by_size[part]
         state = [group.start(source[chunk]) for group in groups]
-        _train_chunk(groups, state, [order[chunk] for order in orders], x[chunk], y[chunk], sizes[chunk], batch)
+        train_chunk(groups, state, [order[chunk] for order in orders], x[chunk], y[chunk], sizes[chunk], batch)
         trained = np.empty((len(chunk), dim, classes, len(grid)), dtype=np.float32)
         for group, (w, _) in zip(groups, state):
             trained[..., group.index] = w.reshape(len(chunk), dim, classes, -1)
@@ -169,7 +179,7 @@ def train_local(weights: np.ndarray, x: np.ndarray, y: np.ndarray, mask: np.ndar
     return out.reshape(clients, dim, classes * len(grid))
 
 
-def _train_chunk(groups, state, orders, x, y, sizes, batch) -> None:
+def train_chunk(groups, state, orders, x, y, sizes, batch) -> None:
     """All the local epochs of one chunk of clients (their data ``x``, ``y``, ``sizes`` and per-epoch ``orders``),
     in place in ``state``: each group's (w, u)."""
     for epoch, order in enumerate(orders):

@@ -24,22 +24,27 @@ Every claim is a sentence of the paper, in our words, with where it is (:mod:`en
 
 from __future__ import annotations
 
-import functools
 import math
 import time
 
 import numpy as np
 
-from engine.blas import blas_kernel
 from engine.hype import HypeConfig
 from engine.hype.calibration import calibrate_sigma
-from engine.hype.scores import TRAINING_LABELS, TRAININGS, schedule, score_table
+from engine.hype.scores import TRAININGS
 from engine.hype.sweeps import FIG2A_EPSILONS, FIG2A_KS, FIG2A_SIGMA_LOSSES, evaluate_grid, success_grid
-from engine.reproduce.claims import beats, counts, exact, level, proportion_beats, proportion_level
-from engine.reproduce.runs import run_tasks
+from engine.reproduce.claims import counts, exact, proportion_beats, proportion_level
+from engine.reproduce.dp_hype_data import (  # noqa: F401  (the data part's names, where callers found them)
+    ALPHAS, CLIENTS, DATASETS, DELTA, EPSILONS, K, RANDGUESS_TARGETS, TRAINING, VOTES_PER_RUN, alpha_of,
+    build_tables, data, data_cell, data_claims)
+from engine.reproduce import dp_hype_fashion
 from engine.validation import check_choice, check_int
 
-PARTS = ("simulation", "communication", "noise", "data", "labels")
+PARTS = ("simulation", "communication", "noise", "data", "labels", "fashion-mnist")
+# What ``python -m engine reproduce dp-hype`` runs without --parts: the paper's experiments on the paper's
+# settings; ``fashion-mnist`` (real images the paper did not use, engine.reproduce.dp_hype_fashion) needs a
+# Debian package and about 4 GB with two workers, and runs when asked for (``reproduce all`` runs the defaults).
+DEFAULT_PARTS = PARTS[:-1]
 PAPER_REPETITIONS = 5000        # Sec. V-B: "After 5000 repetitions"
 PAPER_RUNS = 20                 # Sec. VI-B: "20 runs"
 # The price of a reproduction (engine.reproduce.papers.paper_cost), measured on the 2-core development machine with
@@ -48,36 +53,20 @@ PAPER_RUNS = 20                 # Sec. VI-B: "20 runs"
 # priced at 1.5 times that, shared among the workers (PARALLEL_PARTS), plus the Fig. 2 simulations per repetition.
 SECONDS_PER_RUN = 210.0
 # Nearly all of it is the data part's score tables (the simulations are priced per repetition).
-PART_SHARES = {"simulation": 0.0, "communication": 0.0, "noise": 0.0, "data": 0.98, "labels": 0.02}
-PARALLEL_PARTS = ("data",)
+PART_SHARES = {"simulation": 0.0, "communication": 0.0, "noise": 0.0, "data": 0.98, "labels": 0.02,
+               "fashion-mnist": 0.0}
+PARALLEL_PARTS = ("data", "fashion-mnist")
 # The reduced 2 x 1 schedule costs about a fifth of the paper's 5 x 5 per stand-in table (engine.hype.scores);
 # digits trains 5 x 5 either way: a quarter in all.
-TRAINING = "paper"
 TRAINING_FACTOR = {"paper": 1.0, "short": 0.25}
 SECONDS_PER_REPETITION = 0.01
 # The main process (the stand-ins' arrays, every cell's votes) and each worker building score tables (its
 # stand-in, one table's client data and a chunk's training; n = 250 at most).
 MEMORY_MB = 400.0
 WORKER_MEMORY_MB = 500.0
-VOTES_PER_RUN = 100             # noisy votes averaged per run and epsilon (the score table is fixed)
-K = 5                           # Sec. VI-B: k = 5
-DELTA = 1e-5
-EPSILONS = (0.1, 0.25, 0.5, 1.0, 3.0, math.inf)
 PAPER_SIGMAS = {0.1: 103.0, 0.25: 46.0, 0.5: 24.0, 1.0: 12.5, 3.0: 4.7}   # Sec. VI-C
-CLIENTS = (50, 100, 250)
-ALPHAS = (None, 30.0, 5.0, 0.5)
-DATASETS = ("mnist-like", "cifar-like", "adult-like", "digits")
 FIG2B_GOODS = (2, 4, 8, 16, 32, 64)     # 2^i, i in [7]; 128 > p = 100 is left out
 SIM_N, SIM_P = 250, 100
-
-
-def alpha_of(dataset: str, clients: int, alpha):
-    """App. D: on Adult at n = 250 the hardest split is alpha = 2, not 0.5."""
-    return 2.0 if dataset == "adult-like" and clients == 250 and alpha == 0.5 else alpha
-
-
-def _key(dataset, clients, alpha) -> str:
-    return f"{dataset} n={clients} " + ("iid" if alpha is None else f"alpha={alpha:g}")
 
 
 # ------------------------------------------------------------------ Fig. 2a and 2b
@@ -172,151 +161,24 @@ def noise() -> dict:
             "claims": claims}
 
 
-# ------------------------------------------------------------------ Figs. 4-6, 9-11
-
-def data_cell(dataset: str, clients: int, alpha, runs: int, seed: int, votes: int = VOTES_PER_RUN,
-              load_table=None, training: str = TRAINING) -> dict:
-    """Per-run OPT, RANDGUESS and DP-HYPE's accuracy at every epsilon of one (data set, n, alpha); the score
-    tables train as ``training`` says (engine.hype.scores.TRAININGS) unless ``load_table`` replaces them."""
-    if load_table is None:
-        load_table = functools.partial(score_table, training=training)
-    config = HypeConfig(mode="data", dataset=dataset, clients=clients, alpha=alpha, k=K, delta=DELTA, runs=runs,
-                        repetitions=runs * votes, seed=seed)
-    finite = [e for e in EPSILONS if math.isfinite(e)]
-    private = evaluate_grid(config, (K,), epsilons=finite, load_table=load_table)
-    clean = evaluate_grid(config, (K,), sigmas=(0.0,), load_table=load_table)
-    accuracy = {f"{e:g}": private.accuracy[0, i].tolist() for i, e in enumerate(finite)}
-    accuracy["inf"] = clean.accuracy[0, 0].tolist()
-    from engine.hype.setup import make_setup
-
-    tables = make_setup(config, load_table).tables
-    rounds, epochs = schedule(dataset, training)
-    return {"dataset": dataset, "clients": clients, "alpha": alpha, "runs": runs, "rounds": rounds, "epochs": epochs,
-            "accuracy": accuracy,
-            "opt": private.opt.tolist(), "randguess": private.randguess.tolist(),
-            "candidates": [t.test_accuracy.tolist() for t in tables]}
-
-
-def _build_table(key, training):
-    """One score table (``key`` = (data set, clients, alpha, seed)), in a worker process."""
-    return key, score_table(*key, training=training)
-
-
-def build_tables(keys, training: str = TRAINING, jobs: int | None = None, progress=None) -> dict:
-    """The score table of every (data set, clients, alpha, seed) in ``keys``, built on ``jobs`` worker processes
-    (each also lands in the disk cache); the largest first, so that no worker is left with one at the end."""
-    from engine.hype.standins import STANDIN_SIZES
-
-    todo = sorted(dict.fromkeys(keys), key=lambda k: -STANDIN_SIZES.get(k[0], 0))
-    tables = {}
-    for key, table in run_tasks([(key, training) for key in todo], _build_table, jobs=jobs):
-        tables[key] = table
-        if progress:
-            progress("score tables", len(tables), len(todo))
-    return tables
-
-
-def data(runs: int, seed: int, datasets=DATASETS, clients=CLIENTS, alphas=ALPHAS, votes: int = VOTES_PER_RUN,
-         progress=None, load_table=None, training: str = TRAINING, jobs: int | None = None) -> dict:
-    """Every cell of Figs. 4-6 and 9-11. Unless ``load_table`` replaces them, the score tables of every run
-    are built first, on ``jobs`` worker processes (default: all cores)."""
-    todo = [(d, n, alpha_of(d, n, a)) for d in datasets for n in clients for a in alphas]
-    if load_table is None:
-        tables = build_tables([(d, n, a, seed + run) for d, n, a in todo for run in range(runs)], training, jobs,
-                              progress)
-
-        def load_table(dataset, n, alpha, table_seed):
-            return tables[(dataset, n, alpha, table_seed)]
-    cells = {}
-    for i, (d, n, a) in enumerate(todo):
-        if progress:
-            progress("data", i, len(todo))
-        cells[_key(d, n, a)] = data_cell(d, n, a, runs, seed, votes, load_table, training)
-    if progress:
-        progress("data", len(todo), len(todo))
-    claims = [c for d in datasets for c in data_claims(cells, d, clients, alphas)]
-    return {"title": "Data sets (Sec. VI, Figs. 4-6 and 9-11; stand-ins, see engine.hype.standins"
-                     + ("" if training == "paper" else "; reduced training") + ")",
-            "metric": "test accuracy of the chosen candidate", "runs": runs, "votes_per_run": votes,
-            "training": training, "training_label": TRAINING_LABELS[training], "blas_kernel": blas_kernel(),
-            "cells": list(cells.values()), "claims": claims}
-
-
-def _gap(cell, eps: str) -> np.ndarray:
-    return np.asarray(cell["opt"]) - np.asarray(cell["accuracy"][eps])
-
-
-def data_claims(cells: dict, d: str, clients=CLIENTS, alphas=ALPHAS) -> list[dict]:
-    """The claims of Secs. VI-C, VI-D and Apps. C-D about data set ``d`` (those whose cells ran)."""
-    def cell(n, a):
-        return cells.get(_key(d, n, alpha_of(d, n, a)))
-
-    out = []
-    iid = {n: cell(n, None) for n in clients}
-    c5, c6, c9, c10 = "Sec. VI-C, Fig. 5", "Sec. VI-D, Fig. 6", "App. C, Fig. 9", "App. D, Fig. 10"
-    if iid.get(100):
-        base = iid[100]
-        out += [
-            level(f"{d}: RANDGUESS is far from OPT (by more than 0.1; many bad candidates), n = 100 iid",
-                  c5, "Fig. 5", np.asarray(base["opt"]) - base["randguess"], 0.1),
-            level(f"{d}: DP-HYPE is near-optimal at epsilon = 1 (within 0.02 of OPT), n = 100 iid",
-                  c5 + ": 'near-optimal utility in all data sets even with modest budgets such as epsilon = 1'",
-                  "Fig. 5", _gap(base, "1"), 0.02, above=False),
-            level(f"{d}: with 100 clients DP-HYPE stays strong under epsilon < 1 (within 0.05 of OPT at "
-                  "epsilon = 0.5)", c5, "Fig. 5", _gap(base, "0.5"), 0.05, above=False),
-            beats(f"{d}: DP-HYPE beats RANDGUESS even at epsilon = 0.1, n = 100 iid", c5, "Fig. 5",
-                  base["accuracy"]["0.1"], base["randguess"]),
-        ]
-        hist = np.asarray(base["candidates"])
-        worst = hist.min(axis=1, keepdims=True)
-        out.append(level(f"{d}: at least half the candidates are no better than guessing (within 0.05 of the "
-                         "worst candidate), n = 100 iid", "Sec. VI-B b), Fig. 4", "Fig. 4",
-                         (hist <= worst + 0.05).mean(axis=1), 0.5))
-        out.append(level(f"{d}: only a few candidates are really good (fewer than a fifth within 0.02 of OPT)",
-                         "Sec. VI-B b), Fig. 4", "Fig. 4",
-                         (hist >= hist.max(axis=1, keepdims=True) - 0.02).mean(axis=1), 0.2, above=False))
-    if iid.get(50) and iid.get(250):
-        for eps in ("0.1", "0.25"):
-            out.append(beats(f"{d}: more clients help: n = 250 beats n = 50 at epsilon = {eps} (iid)",
-                             c5 + ": 'the positive impact of increasing the number of clients'", "Fig. 5",
-                             iid[250]["accuracy"][eps], iid[50]["accuracy"][eps], paired=False))
-        out.append(beats(f"{d}: OPT decreases a bit with more clients: n = 50 above n = 250 (iid)", c9, "Fig. 9",
-                         iid[50]["opt"], iid[250]["opt"], paired=False))
-    if iid.get(50):
-        out.append(beats(f"{d}: the privacy-utility trade-off: epsilon = 3 beats epsilon = 0.1 (n = 50 iid)", c5,
-                         "Fig. 5", iid[50]["accuracy"]["3"], iid[50]["accuracy"]["0.1"]))
-    if d in ("mnist-like", "cifar-like") and iid.get(100):
-        target = 0.3 if d == "mnist-like" else 0.4
-        out.append(level(f"{d}: RANDGUESS hovers around {target:.0%} (within 0.1), n = 100 iid", c5, "Fig. 5",
-                         np.abs(np.asarray(iid[100]["randguess"]) - target), 0.1, above=False))
-    skewed, mild = cell(100, 0.5), cell(100, 30.0)
-    if skewed and mild:
-        out.append(beats(f"{d}: decreasing alpha reduces performance: OPT at alpha = 30 above alpha = 0.5 (n = 100)",
-                         c6, "Fig. 6", mild["opt"], skewed["opt"], paired=False))
-        out.append(level(f"{d}: DP-HYPE closely follows OPT in non-iid settings (within 0.05 at epsilon = 1, "
-                         "alpha = 0.5, n = 100)", c6, "Fig. 6", _gap(skewed, "1"), 0.05, above=False))
-        if iid.get(100):
-            out.append(beats(f"{d}: the trade-off is more pronounced non-iid: the loss from epsilon = inf to 0.25 "
-                             "is larger at alpha = 0.5 than iid (n = 100)", c6, "Fig. 6",
-                             np.asarray(skewed["accuracy"]["inf"]) - skewed["accuracy"]["0.25"],
-                             np.asarray(iid[100]["accuracy"]["inf"]) - iid[100]["accuracy"]["0.25"], paired=False))
-    many, few = cell(250, 5.0), cell(50, 5.0)
-    if many and few:
-        out.append(beats(f"{d}: DP-HYPE still benefits from more clients non-iid: n = 250 beats n = 50 at "
-                         "epsilon = 0.25 (alpha = 5)", "Sec. VI-D, Figs. 10 and 11", "Fig. 10",
-                         many["accuracy"]["0.25"], few["accuracy"]["0.25"], paired=False))
-        out.append(beats(f"{d}: OPT decreases further for n = 250 and rises for n = 50 (alpha = 5)",
-                         c10 + " and Fig. 11", "Fig. 11", few["opt"], many["opt"], paired=False))
-    if cell(50, 30.0) and cell(50, 0.5):
-        out.append(beats(f"{d}: the maximum accuracy decreases for harder non-iid splits: OPT at alpha = 30 "
-                         "above alpha = 0.5 (n = 50)", c9, "Fig. 9", cell(50, 30.0)["opt"], cell(50, 0.5)["opt"],
-                         paired=False))
-    return out
-
-
 # ------------------------------------------------------------------ the whole paper
 
-def reproduce(parts=PARTS, *, runs: int = PAPER_RUNS, repetitions: int = PAPER_REPETITIONS,
+def part_price(part: str, runs: int) -> tuple[float, float] | None:
+    """(CPU seconds, memory of a worker in MB) of a part priced on its own rather than by ``SECONDS_PER_RUN``
+    (engine.reproduce.papers.paper_cost): the Fashion-MNIST part, at most its own run count, whatever the
+    training asked for. None for the other parts."""
+    if part != "fashion-mnist":
+        return None
+    return dp_hype_fashion.SECONDS_PER_RUN * min(int(runs), dp_hype_fashion.RUNS), dp_hype_fashion.WORKER_MEMORY_MB
+
+
+def check_parts(parts) -> None:
+    """Refuse, in one sentence and before any work, parts whose data are not on this machine."""
+    if "fashion-mnist" in tuple(parts):
+        dp_hype_fashion.require()
+
+
+def reproduce(parts=DEFAULT_PARTS, *, runs: int = PAPER_RUNS, repetitions: int = PAPER_REPETITIONS,
               datasets=DATASETS, votes: int = VOTES_PER_RUN, seed: int = 0, progress=None,
               training: str = TRAINING, jobs: int | None = None) -> dict:
     """Every part asked for, with its claims judged; plain data (the CLI prints it as JSON). ``training``: how
@@ -329,6 +191,7 @@ def reproduce(parts=PARTS, *, runs: int = PAPER_RUNS, repetitions: int = PAPER_R
         check_choice("data set", name, DATASETS)
     check_int("runs", runs, 2, 20)
     check_int("repetitions", repetitions, 2, 1_000_000)
+    check_parts(parts)
     out = {}
     for part in parts:
         started = time.perf_counter()
@@ -342,6 +205,8 @@ def reproduce(parts=PARTS, *, runs: int = PAPER_RUNS, repetitions: int = PAPER_R
             from engine.reproduce.dp_hype_labels import labels
 
             out[part] = labels(runs, seed, datasets, progress=progress)
+        elif part == "fashion-mnist":
+            out[part] = dp_hype_fashion.fashion_part(runs, seed, votes, progress=progress, jobs=jobs)
         else:
             out[part] = data(runs, seed, datasets, votes=votes, progress=progress, training=training, jobs=jobs)
         out[part]["name"] = part

@@ -16,7 +16,7 @@ import math
 import numpy as np
 
 from engine.hype.utility import mean_interval
-from engine.reproduce.dp_hype import EPSILONS, alpha_of
+from engine.reproduce.dp_hype_data import EPSILONS, alpha_of
 
 CURVE_FIGURES = ("Fig. 5", "Fig. 6", "Fig. 10", "Fig. 11")
 HISTOGRAM_FIGURES = ("Fig. 4", "Fig. 9")

@@ -25,6 +25,13 @@ def paper_parts(name: str) -> tuple[str, ...]:
     return tuple(paper_module(name).PARTS)
 
 
+def default_parts(name: str) -> tuple[str, ...]:
+    """The parts ``python -m engine reproduce NAME`` runs without --parts (its module's ``DEFAULT_PARTS``, else
+    every part)."""
+    module = paper_module(name)
+    return tuple(getattr(module, "DEFAULT_PARTS", module.PARTS))
+
+
 def paper_runs(name: str) -> int:
     module = paper_module(name)
     return int(getattr(module, "PAPER_RUNS", getattr(module, "LANDMINE_RUNS", 2)))
@@ -47,19 +54,24 @@ def paper_cost(name: str, parts, runs: int, *, repetitions: int | None = None, t
         own = shares[part] if shares else 1.0 / max(1, len(module.PARTS))
         return own / workers if part in parallel else own
 
-    seconds = module.SECONDS_PER_RUN * sum(share(p) for p in parts) * int(runs)
+    # A part with a price of its own (part_price(part, runs) -> (CPU seconds, worker MB)) is not in SECONDS_PER_RUN.
+    own = {part: module.part_price(part, runs) for part in parts} if hasattr(module, "part_price") else {}
+    own = {part: price for part, price in own.items() if price is not None}
+    seconds = module.SECONDS_PER_RUN * sum(share(p) for p in parts if p not in own) * int(runs)
     factors = getattr(module, "TRAINING_FACTOR", {})
     seconds *= factors.get(training or getattr(module, "TRAINING", ""), 1.0)
+    seconds += sum(price / (workers if part in parallel else 1) for part, (price, _) in own.items())
     if repetitions is not None and hasattr(module, "SECONDS_PER_REPETITION"):
         seconds += module.SECONDS_PER_REPETITION * int(repetitions)
-    memory = module.MEMORY_MB + (getattr(module, "WORKER_MEMORY_MB", 0.0) * workers if parallel else 0.0)
+    worker_mb = max([getattr(module, "WORKER_MEMORY_MB", 0.0)] + [mb for _, mb in own.values()])
+    memory = module.MEMORY_MB + (worker_mb * workers if parallel else 0.0)
     return Cost(seconds=seconds, memory_mb=memory, field="runs", knobs=("runs", "parts"))
 
 
 def run_paper(name: str, parts=None, runs: int | None = None, seed: int = 0, progress=None, **options) -> dict:
     """The reproduction of paper ``name`` (not ``dp-fts-de``) as plain data."""
     module = paper_module(name)
-    return module.reproduce(tuple(parts or module.PARTS), runs=runs or module.PAPER_RUNS, seed=seed,
+    return module.reproduce(tuple(parts or default_parts(name)), runs=runs or module.PAPER_RUNS, seed=seed,
                             progress=progress, **options)
 
 
