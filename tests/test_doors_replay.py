@@ -70,6 +70,36 @@ def test_the_probes_uploads_end_in_one_sentence_at_once(name, columns, says):
     print(f"\n{name}: server {watch.baseline:.0f} -> {watch.peak:.0f} MB: {saw}")
 
 
+def test_an_uploaded_table_never_reaches_the_server(monkeypatch):
+    """The probe's upload spent 13 s unpickling a 410 MB table in the server between its walled read and its walled
+    analysis. Now the worker that reads the file sends back what the page shows (counts, each setting's
+    parameters, a preview of at most PREVIEW_ROWS rows, the downloads' bytes) and the analysis: no frame of the
+    table's length is ever unpickled in the server, and the page still shows the whole table's facts."""
+    import pandas as pd
+
+    from ui.sweep.analysis import PREVIEW_ROWS
+
+    rows = 5 * PREVIEW_ROWS
+    unpickled: list[int] = []
+    setstate = pd.DataFrame.__setstate__
+
+    def recorded(frame, state):
+        setstate(frame, state)
+        unpickled.append(len(frame))
+
+    monkeypatch.setattr(pd.DataFrame, "__setstate__", recorded)
+    frame = pd.DataFrame({"setting": [f"q={i % 40}" for i in range(rows)], "utility": np.linspace(0, 1, rows),
+                          "privacy_loss": 1.0 + np.arange(rows) % 40, "run": np.arange(rows) // 40})
+    at = page("Tradeoff_explorer", timeout=DEADLINE + 30)
+    at.run()
+    at.file_uploader(key="sw_upload").upload("t.csv", frame.to_csv(index=False).encode(), "text/csv").run()
+    assert not at.exception and not sentences(at.tabs[1]), sentences(at.tabs[1])
+    assert unpickled and max(unpickled) <= PREVIEW_ROWS, unpickled      # the summary and the preview only
+    assert {metric.label: metric.value for metric in at.metric}["rows (cell x run)"] == f"{rows:,}".replace(",", "")
+    assert at.session_state["sw_result"]["table"] is None
+    assert any(f"Showing the first {PREVIEW_ROWS:,} of the {rows:,} rows" in str(c.value) for c in at.caption)
+
+
 @SLOW
 def test_the_flower_export_after_the_probes_run_is_built_behind_the_wall():
     """The probe's run (``agents=50000&features=1&n_init=1&P=1&iterations=1&runs=1&algorithms=dp-fts-de``) and

@@ -90,6 +90,14 @@ def setting_params(table: pd.DataFrame, role: str, setting: str) -> dict:
     return {c: _clean(row[c]) for c in table.columns if c not in META_COLUMNS}
 
 
+def every_setting_params(table: pd.DataFrame) -> dict[tuple[str, str], dict]:
+    """:func:`setting_params` of every setting, by (role, setting), in one pass over the table."""
+    keys = [c for c in ("role", "setting") if c in table]
+    return {(row["role"] if "role" in table else "setting", row["setting"]):
+            {c: _clean(row[c]) for c in table.columns if c not in META_COLUMNS}
+            for _, row in table.drop_duplicates(keys).iterrows()} if keys else {}
+
+
 def _stderr(values: pd.Series) -> float:
     values = values.dropna()
     return float(values.std(ddof=1) / np.sqrt(len(values))) if len(values) > 1 else 0.0
