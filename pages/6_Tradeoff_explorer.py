@@ -220,11 +220,12 @@ def show_results(result: dict) -> None:
                      formats={"utility": "{:.4g}", "± se": "{:.2g}", "privacy loss ε": "{:.3g}"})
     st.dataframe(shown, hide_index=True, height=min(36 * (len(summary) + 1) + 3, 640),
                  column_config={"utility": st.column_config.Column(metric)})
-    d1, d2, _ = st.columns([1, 1, 2.5])
-    d1.download_button("Download CSV", facts.csv, file_name="sweep.csv",
-                       mime="text/csv", icon=":material/download:", key="sw_download_csv")
-    d2.download_button("Download Parquet", facts.parquet, file_name="sweep.parquet",
-                       mime="application/octet-stream", icon=":material/download:", key="sw_download_parquet")
+    if facts.csv is not None:       # an uploaded table's rows are the visitor's own file
+        d1, d2, _ = st.columns([1, 1, 2.5])
+        d1.download_button("Download CSV", facts.csv, file_name="sweep.csv",
+                           mime="text/csv", icon=":material/download:", key="sw_download_csv")
+        d2.download_button("Download Parquet", facts.parquet, file_name="sweep.parquet",
+                           mime="application/octet-stream", icon=":material/download:", key="sw_download_parquet")
     with st.expander(f"All {facts.rows} rows (one per cell x run)"):
         if facts.preview_note:
             st.caption(facts.preview_note)

@@ -55,7 +55,7 @@ def _upload(name: str, data: bytes):
 
 @pytest.mark.parametrize("name, columns, says", [
     ("nulls.parquet", lambda rows: {f"empty{i}": pa.nulls(rows) for i in range(253)},
-     "would take about 1.5 min of computing to open, more than the 30 s this server allows"),
+     "nulls.parquet would take about "),
     ("lists.parquet", lambda rows: {f"list{i}": pa.array([[]] * rows, type=pa.list_(pa.int64()))
                                     for i in range(253)},
      "lists.parquet has a column of lists (list0); a sweep table holds one number or text per cell."),
@@ -66,14 +66,17 @@ def test_the_probes_uploads_end_in_one_sentence_at_once(name, columns, says):
     309 MB priced. Now priced from the schema before parsing, in the one walled call of the request."""
     rows = 200_000 if name == "nulls.parquet" else 30_000
     saw, watch = _upload(name, _parquet(rows, columns(rows)))
-    assert len(saw) == 1 and says in saw[0], saw
+    assert len(saw) == 1 and saw[0].startswith(says), saw
+    if name == "nulls.parquet":     # refused by its price (its minutes are the price model's), before it is read
+        assert saw[0].endswith("of computing to open, more than the 30 s this server allows; upload a smaller "
+                               "table."), saw
     print(f"\n{name}: server {watch.baseline:.0f} -> {watch.peak:.0f} MB: {saw}")
 
 
 def test_an_uploaded_table_never_reaches_the_server(monkeypatch):
     """The probe's upload spent 13 s unpickling a 410 MB table in the server between its walled read and its walled
     analysis. Now the worker that reads the file sends back what the page shows (counts, each setting's
-    parameters, a preview of at most PREVIEW_ROWS rows, the downloads' bytes) and the analysis: no frame of the
+    parameters, a preview of at most PREVIEW_ROWS rows) and the analysis: no frame of the
     table's length is ever unpickled in the server, and the page still shows the whole table's facts."""
     import pandas as pd
 

@@ -248,3 +248,23 @@ def test_a_table_build_starts_only_with_a_price(monkeypatch):
             table_build.build_under_way(config, start=True, price=price)
     assert not started
     assert table_build.build_under_way(config, start=True, price=Priced(Cost.free("a test"))) == "build"
+
+
+def test_the_federated_bo_page_builds_no_objective_in_the_server_when_hosted(monkeypatch, tmp_path):
+    """Locally the page prebuilds the synthetic objective (priced with the run) so Run starts at once; when runs
+    compute in walled workers the server builds none: the worker builds its own."""
+    import ui.kit.cached
+    from tests.server_watch import hosted, page
+
+    hosted(monkeypatch, 2048)
+    monkeypatch.setenv("DPBO_CACHE_DIR", str(tmp_path))
+    built = []
+    monkeypatch.setattr(ui.kit.cached, "build_objective", lambda *args, **kwargs: built.append(args))
+    ui.kit.cached.cached_objective.clear()        # an earlier test's objective would hide the local prebuild
+    at = page("Federated_BO")
+    at.run()
+    assert not at.exception and not built
+    monkeypatch.setenv("DPBO_RUN_WORKERS", "0")
+    page("Federated_BO").run()
+    assert built and built[0][0] == "synthetic"      # the local prebuild, as the ALLOWED entry says
+    ui.kit.cached.cached_objective.clear()           # not the stand-in's None for later tests

@@ -18,11 +18,18 @@ def parameter_columns(table: pd.DataFrame) -> list[str]:
 
 
 def _distinct(series: pd.Series) -> list:
-    values = []
+    """The distinct values of ``series`` in their first order (NaN as None), in one pass: an uploaded table's
+    column of 200,000 different numbers took hours when each value was looked up in a list."""
+    values, seen = [], set()
     for v in series.tolist():
         if isinstance(v, float) and np.isnan(v):
             v = None
-        if v not in values:
+        try:
+            new = v not in seen
+            seen.add(v)
+        except TypeError:       # an unhashable cell: compared with the values so far
+            new = v not in values
+        if new:
             values.append(v)
     return values
 
