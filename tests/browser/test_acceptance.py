@@ -2,7 +2,7 @@
 Chromium against the Docker image's command and environment: each waits until its work has finished and shows
 no error box at all (a preset a hosted explorer offers fits its limits: ``tests/test_hosted_presets.py`` prices
 every one of them as its page does, in milliseconds). One hosted server (the session's), the pages visited in
-sequence in one tab; about 4 minutes on the 2-core development machine, so the whole walk runs with
+sequence in one tab; 4 to 8 minutes on the shared 2-core development machine, so the whole walk runs with
 ``DPBO_ACCEPTANCE=1`` (before a release, after a page changes). By default only the visits that once opened on a
 price's refusal at the image's limits run (a few seconds on the session's hosted server).
 """
@@ -26,7 +26,7 @@ from ui.sweep.controls import PARAMS as SWEEP_PARAMS
 
 pytestmark = pytest.mark.browser
 ACCEPTANCE = pytest.mark.skipif(os.environ.get("DPBO_ACCEPTANCE", "") != "1",
-                                reason="57 page visits on the hosted server take about 4 min: DPBO_ACCEPTANCE=1")
+                                reason="57 page visits on the hosted server take 4 to 8 min: DPBO_ACCEPTANCE=1")
 
 # Each page's presets as links (a page without presets: its other views).
 PRESET_LINKS = {
