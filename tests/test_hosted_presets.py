@@ -92,6 +92,29 @@ def test_every_audit_mechanism_opens_within_the_hosts_limits(image_limits):
         audit.config_of(dict({name: param.default for name, param in audit.PARAMS.items()}, mechanism="flower"))
 
 
+def test_a_stricter_host_starts_each_audit_with_the_trials_it_allows(monkeypatch):
+    """The probe's 30 s: a Flower strategy's 20,000 trials (about 37 s) are refused there, so the page starts it
+    with the most of its fewer defaults that fit; the other mechanisms keep theirs."""
+    from engine.flower.audit_config import flower_installed
+    from ui.audit import controls as audit
+
+    monkeypatch.setenv("DPBO_HOSTED", "1")
+    monkeypatch.setenv("DPBO_MAX_SECONDS", "30")
+    defaults = {name: param.default for name, param in audit.PARAMS.items()}
+    for mechanism in audit.PAGE_MECHANISMS:
+        if mechanism == "flower" and not flower_installed():
+            continue
+        trials = audit.default_trials(mechanism)
+        _, price = audit.config_of(dict(defaults, mechanism=mechanism, trials=trials))
+        check(price.cost, HostLimits.from_env())
+        if trials != audit.MECHANISM_TRIALS.get(mechanism, audit.PARAMS["trials"].default):
+            more = max(t for t in (*audit.FEWER_TRIALS, audit.MECHANISM_TRIALS.get(mechanism, 0)) if t > trials)
+            with pytest.raises(ConfigError):
+                audit.config_of(dict(defaults, mechanism=mechanism, trials=more))
+    if flower_installed():
+        assert audit.default_trials("flower") < audit.MECHANISM_TRIALS["flower"]
+
+
 def test_the_audit_page_loads_each_mechanisms_own_trials(image_limits):
     from engine.flower.audit_config import StrategyAudit
     from ui.audit import controls as audit

@@ -57,11 +57,21 @@ COMMON_FIELDS = ("accountant", "trials", "delta", "seed")
 # A Flower strategy's game calls its aggregate_train once per trial (about 1 ms): its own default number of
 # trials (the command line's), which the page loads when the mechanism becomes a Flower strategy.
 MECHANISM_TRIALS = {flower.MECHANISM: StrategyAudit().trials}
+FEWER_TRIALS = (10_000, 5_000, 2_000, 1_000)    # a stricter host's default: the most of these its limits allow
 
 
 def default_trials(mechanism: str) -> int:
-    """The number of trials the page starts ``mechanism``'s audit with."""
-    return MECHANISM_TRIALS.get(mechanism, PARAMS["trials"].default)
+    """The number of trials the page starts ``mechanism``'s audit with: its own default, or on a host whose
+    limits that does not fit (with the page's other defaults) the most of :data:`FEWER_TRIALS` that does."""
+    usual = MECHANISM_TRIALS.get(mechanism, PARAMS["trials"].default)
+    values = dict({name: param.default for name, param in PARAMS.items()}, mechanism=mechanism)
+    for trials in (usual, *[fewer for fewer in FEWER_TRIALS if fewer < usual]):
+        try:
+            config_of(dict(values, trials=trials))
+        except ConfigError:
+            continue
+        return trials
+    return usual
 
 
 def _key(name: str) -> str:
@@ -83,7 +93,7 @@ def _mechanism_changed() -> None:
     """Another mechanism: trials left at a mechanism's default become the new mechanism's (a number the visitor
     typed stays)."""
     trials = st.session_state.get(_key("trials"))
-    if trials in {PARAMS["trials"].default, *MECHANISM_TRIALS.values()}:
+    if trials in {PARAMS["trials"].default, *MECHANISM_TRIALS.values(), *FEWER_TRIALS}:
         st.session_state[_key("trials")] = default_trials(st.session_state[_key("mechanism")])
 
 
