@@ -108,9 +108,12 @@ try:
     price = checked(cached_lines_cost(tuple(cfg for _, cfg in configs), True), what="This reproduction")
 except ConfigError as err:
     config_error = err
-    slots.show(err)
+    too_large = controls.small_run_refusal(part, values)    # at the default runs: a sentence, not an error
+    if too_large is None:
+        slots.show(err)
 data = data_status(part.base["dataset"])
-too_large = build_refusal(configs[0][1]) if configs and data.available else None   # its table's build
+if config_error is None:
+    too_large = build_refusal(configs[0][1]) if configs and data.available else None   # its table's build
 
 run_clicked, (message_col,) = run_buttons("repro", disabled=config_error is not None or not data.available
                                           or too_large is not None)

@@ -155,3 +155,20 @@ def test_every_reproduction_part_runs_within_the_hosts_limits(image_limits, tmp_
     assert not at.exception and not [box.value for box in at.error]
     assert at.button(key="repro_run").disabled
     assert any("needs the emnist-standin table of scores built first" in str(c.value) for c in at.caption)
+
+
+def test_a_reproduction_part_too_large_for_a_stricter_host_says_so_in_a_sentence(monkeypatch, tmp_path):
+    """The probe's 30 s: a part's small run at the page's default runs is refused by its price; the page says so
+    in a plain sentence beside the disabled Run, above the stored results, not in an error box. Runs the visitor
+    chose are refused at their control."""
+    monkeypatch.setenv("DPBO_HOSTED", "1")
+    monkeypatch.setenv("DPBO_MAX_SECONDS", "30")
+    monkeypatch.setenv("DPBO_CACHE_DIR", str(tmp_path / "cache"))
+    at = page("Paper_reproduction", {"part": "landmine"})
+    at.run()
+    assert not at.exception and not [box.value for box in at.error]
+    assert at.button(key="repro_run").disabled
+    assert any("A small run of this part with 4 runs per setting is more than the 30 s" in str(c.value)
+               for c in at.caption)
+    at.number_input(key="repro_runs").set_value(8).run()
+    assert any("30 s" in box.value for box in at.error)          # the visitor's own runs: at the control
