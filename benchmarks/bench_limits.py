@@ -63,6 +63,13 @@ CASES = [
     ("pogpucb", dict(runs=20)),
     ("pogpucb", dict(runs=5, iterations=300)),
     ("upload", dict(rows=50_000)),
+    # An upload as the Trade-off explorer opens it, in its walled worker: read, priced, its facts (the preview and
+    # the downloads' bytes) and its analysis (engine.limits.upload_cost; the price read_upload checks).
+    ("upload-page", dict(kind="csv", rows=50_000, settings=500)),
+    ("upload-page", dict(kind="csv", rows=200_000, settings=100)),
+    ("upload-page", dict(kind="csv", rows=20_000, settings=2000)),
+    ("upload-page", dict(kind="parquet", rows=200_000, settings=50, extra=20)),
+    ("upload-page", dict(kind="parquet", rows=20_000, settings=50, nulls=252)),
     ("sweep", dict(tool="hype", base=dict(repetitions=300), axes=[["epsilon", [0.5, 1.0]]], runs=2)),
 ]
 QUICK = [0, 1, 12, 14, 15, 16, 18, 21, 24, 26, 27, 30]
@@ -143,6 +150,41 @@ def _upload_file(rows: int) -> Path:
     return path
 
 
+def _page_upload(kw: dict) -> Path:
+    """A sweep table as a visitor uploads it: ``rows`` rows over ``settings`` settings, ``extra`` numeric columns
+    and ``nulls`` all-null ones, as CSV or Parquet (``kind``); written once."""
+    import numpy as np
+    import pandas as pd
+
+    rows, settings, kind = kw["rows"], kw["settings"], kw["kind"]
+    nulls, extra = kw.get("nulls", 0), kw.get("extra", 0)
+    path = Path(tempfile.gettempdir()) / f"dpbo-bench-page-upload-{rows}-{settings}-{nulls}-{extra}.{kind}"
+    if not path.exists():
+        index = np.arange(rows)
+        frame = pd.DataFrame({"setting": [f"q={i}" for i in index % settings], "utility": (index % 89) / 100,
+                              "privacy_loss": 1.0 + index % 13, "run": index // settings})
+        columns = {f"extra{k}": np.sin(index + k) for k in range(extra)}
+        columns.update({f"empty{k}": pd.Series([None] * rows, dtype=object) for k in range(nulls)})
+        frame = pd.concat([frame, pd.DataFrame(columns, index=frame.index)], axis=1) if columns else frame
+        frame.to_parquet(path, index=False) if kind == "parquet" else frame.to_csv(path, index=False)
+    return path
+
+
+def _page_upload_price(kw: dict):
+    """The highest price :func:`engine.sweep.read_upload` checks for the case's file (it checks one to three)."""
+    import engine.sweep.upload as upload
+    from engine.limits import HostLimits
+
+    path, seen = _page_upload(kw), []
+    checked = upload._check_price  # noqa: SLF001 - the prices it checks, recorded
+    upload._check_price = lambda name, cost, limits: seen.append(cost)  # noqa: SLF001
+    try:
+        upload.read_upload(str(path), limits=HostLimits(max_seconds=None, max_memory_mb=None, max_upload_rows=None))
+    finally:
+        upload._check_price = checked  # noqa: SLF001
+    return max(seen, key=lambda cost: cost.seconds)
+
+
 def _grid(kw: dict):
     """A DP-HYPE grid case: (config, ks, epsilons, loss spreads); the paper's Fig. 2a grid by default."""
     from engine.hype import HypeConfig
@@ -220,6 +262,15 @@ def work_of(tool: str, kw: dict):
 
         path = _upload_file(kw["rows"])
         return lambda: summarise(read_table(str(path)))
+    if tool == "upload-page":
+        import ui.kit.downloads  # noqa: F401 - imported before the work is measured
+        import ui.kit.tables  # noqa: F401
+        from ui.sweep.analysis import read_and_analyse
+
+        os.environ.update(DPBO_MAX_SECONDS="none", DPBO_MAX_MEMORY_MB="none", DPBO_MAX_UPLOAD_ROWS="none")
+        path = _page_upload(kw)
+        data = path.read_bytes()
+        return lambda: read_and_analyse(data, path.name, None)
     if tool == "sweep":
         from engine.sweep import SweepSpec, run_sweep
 
@@ -269,6 +320,8 @@ def estimate(tool: str, kw: dict):
     if tool == "upload":
         path = _upload_file(kw["rows"])
         return limits.upload_cost(path.stat().st_size, kw["rows"])
+    if tool == "upload-page":
+        return _page_upload_price(kw)
     if tool == "sweep":
         from engine.sweep import SweepSpec, spec_cost
 

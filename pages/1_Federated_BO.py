@@ -104,7 +104,7 @@ progress_slot = st.empty()
 # A real task's first run builds its table once, in the background, with its progress here; the run asked for
 # starts when the table is ready (and a visitor who asks while another's build is under way joins it).
 if config_error is None and not unavailable:
-    build = build_under_way(first, start=run_clicked)
+    build = build_under_way(first, start=run_clicked, price=price)    # the Run's price counts the build
     if build is not None:
         if run_clicked:
             st.session_state[AFTER_BUILD] = values
@@ -118,6 +118,9 @@ if config_error is None and not unavailable:
 
 preset = preset_in_view(values, controls.PAGE_PRESETS)
 if preset is not None:   # a paper figure: what our 100-run reproduction says about its claims
+    size_note = controls.preset_size_note(preset, values)     # fewer runs, to fit this server's limits
+    if size_note:
+        st.caption(size_note)
     preset_note(preset)
 ocols = st.columns([1, 1, 4])
 log_y = ocols[0].toggle("log scale", key="fbo_opt_log", help="Plot the metric on a log axis.")

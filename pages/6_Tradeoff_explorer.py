@@ -6,10 +6,8 @@ from ui.kit.routes import use_the_products_menu
 
 use_the_products_menu()   # before the engine loads (see ui/kit/routes.py)
 
-import io
 
 import numpy as np
-import pandas as pd
 import streamlit as st
 
 from engine.cancel import Cancelled
@@ -18,13 +16,11 @@ from engine.objectives import dataset_label
 from engine.objectives.registry import data_status
 from engine.paths import cache_dir
 from engine.sweep import SweepSummary, get_adapter, iter_sweep, spec_cost
-from engine.sweep.analysis import (ALL_PAIRS_MAX_SETTINGS, is_full_grid, metric_choices, setting_params,
-                                   with_metric)
+from engine.sweep.analysis import (ALL_PAIRS_MAX_SETTINGS, is_full_grid)
 from engine.validation import ConfigError
 from ui.sweep import controls
-from ui.sweep.analysis import open_upload, table_analysis
+from ui.sweep.analysis import open_upload, result_facts, table_analysis
 from ui.kit.charts import show
-from ui.kit.downloads import csv_bytes
 from ui.kit.errors import ErrorSlots
 from ui.kit.text import plain
 from ui.kit.run_loop import LiveLine, RunStatus, checked, run_live, show_failure
@@ -33,7 +29,7 @@ from ui.kit.opening import open_page
 from ui.kit.routes import TRADEOFF, page_link
 from ui.sweep.figures import frontier_figure, heatmap_figure, settings_table
 from ui.kit.table_build import missing_data
-from ui.kit.tables import readable, within_style_limit
+from ui.kit.tables import readable
 
 opening = open_page(TRADEOFF, controls.init)
 
@@ -119,33 +115,31 @@ with upload_tab:
         try:
             limit_mb = float(st.get_option("server.maxUploadSize"))
             data = upload.getvalue()
-            table, opened = open_upload(data, upload.name, int(limit_mb * 2**20))   # read and analysed, walled
+            # Read and analysed in a walled worker, which sends back what the page shows, never the table.
+            facts, opened = open_upload(data, upload.name, int(limit_mb * 2**20))
         except ConfigError as err:
             st.error(plain(str(err)), icon=":material/error:")
         else:
             st.session_state["sw_upload_id"] = upload.file_id
-            failures = table.loc[table["error"].notna(), ["setting", "error"]].drop_duplicates() \
-                if "error" in table else pd.DataFrame()
             st.session_state[controls.RESULT_KEY] = dict(
-                table=table, label=f"Uploaded table {upload.name}", source="upload", dataset=None, **opened,
-                failures=[dict(setting=s, error=e) for s, e in failures.to_numpy()])
+                table=None, label=f"Uploaded table {upload.name}", source="upload", dataset=None, **opened,
+                failures=facts.failures)
 
 
 
 # ---------------------------------------------------------------- results
 def show_results(result: dict) -> None:
-    table = result["table"]
+    facts = result_facts(result)            # an upload's came from its worker: the server holds no table
     st.divider()
     st.subheader(plain(result["label"]))
-    if table is None or not len(table):
+    if not facts.rows:
         st.info("The sweep produced no rows.")
         return
-    choices = metric_choices(table)         # DP-HYPE data mode also records the chosen candidate's test accuracy
+    choices = facts.choices                 # DP-HYPE data mode also records the chosen candidate's test accuracy
     chosen = st.radio("metric", tuple(choices), format_func=choices.get, horizontal=True, key="sw_metric",
                       help="What the frontier, the heatmap and the table show, mean ± s.e. over runs.") \
         if len(choices) > 1 else "utility"
     chosen = chosen if chosen in choices else "utility"
-    table = with_metric(table, chosen)
     try:
         analysis = table_analysis(result, chosen)   # once per table and metric; an upload's behind the wall
     except (ConfigError, Cancelled) as err:
@@ -153,14 +147,12 @@ def show_results(result: dict) -> None:
         st.error(plain(str(err)), icon=":material/error:")
         return
     summary, varied, lower = analysis.summary, analysis.varied, analysis.lower
-    ok = table[table["error"].isna()] if "error" in table else table
-    metric = str(ok["metric"].iloc[0]) if "metric" in ok and len(ok) else "utility"
-    tool = str(table["tool"].iloc[0]) if "tool" in table else "fbo"
+    metric, tool = choices[chosen], facts.tool
     m = st.columns(4)
     m[0].metric("settings", int((~summary["reference"]).sum()))
-    m[1].metric("rows (cell x run)", len(table))
-    m[2].metric("failed cells", int(table.loc[table["error"].notna(), "cell"].nunique()) if "error" in table else 0)
-    m[3].metric("compute time", f"{table['wall_seconds'].sum():.1f} s" if "wall_seconds" in table else "-")
+    m[1].metric("rows (cell x run)", facts.rows)
+    m[2].metric("failed cells", facts.failed_cells)
+    m[3].metric("compute time", "-" if facts.compute_seconds is None else f"{facts.compute_seconds:.1f} s")
     for failure in result.get("failures") or []:
         st.warning(plain(f"Cell {failure.get('setting')}: {failure.get('error')}"), icon=":material/warning:")
     for note in controls.provenance(result):
@@ -211,7 +203,7 @@ def show_results(result: dict) -> None:
                           index=default, format_func=lambda i: labels[i], key=f"sw_open_{picked}")
     row = summary.iloc[choice]
     refs = summary.loc[summary["reference"], "algorithm"].dropna().tolist() if "algorithm" in summary else []
-    route, query = controls.setting_link(tool, setting_params(table, row["role"], row["setting"]), refs)
+    route, query = controls.setting_link(tool, facts.settings[(row["role"], row["setting"])], refs)
     if route is not None:
         with c2:
             page_link(route, plain(f"Open {row['setting']} on the {route.title} page"), icon=":material/open_in_new:",
@@ -228,18 +220,16 @@ def show_results(result: dict) -> None:
                      formats={"utility": "{:.4g}", "± se": "{:.2g}", "privacy loss ε": "{:.3g}"})
     st.dataframe(shown, hide_index=True, height=min(36 * (len(summary) + 1) + 3, 640),
                  column_config={"utility": st.column_config.Column(metric)})
-    d1, d2, _ = st.columns([1, 1, 2.5])
-    d1.download_button("Download CSV", csv_bytes(table), file_name="sweep.csv",
-                       mime="text/csv", icon=":material/download:", key="sw_download_csv")
-    buffer = io.BytesIO()
-    table.to_parquet(buffer, index=False)
-    d2.download_button("Download Parquet", buffer.getvalue(), file_name="sweep.parquet",
-                       mime="application/octet-stream", icon=":material/download:", key="sw_download_parquet")
-    with st.expander(f"All {len(table)} rows (one per cell x run)"):
-        rows, note = within_style_limit(table)
-        if note:
-            st.caption(note)
-        st.dataframe(readable(rows), hide_index=True)
+    if facts.csv is not None:       # an uploaded table's rows are the visitor's own file
+        d1, d2, _ = st.columns([1, 1, 2.5])
+        d1.download_button("Download CSV", facts.csv, file_name="sweep.csv",
+                           mime="text/csv", icon=":material/download:", key="sw_download_csv")
+        d2.download_button("Download Parquet", facts.parquet, file_name="sweep.parquet",
+                           mime="application/octet-stream", icon=":material/download:", key="sw_download_parquet")
+    with st.expander(f"All {facts.rows} rows (one per cell x run)"):
+        if facts.preview_note:
+            st.caption(facts.preview_note)
+        st.dataframe(readable(facts.preview), hide_index=True)
 
 
 if controls.RESULT_KEY in st.session_state:

@@ -32,7 +32,8 @@ from ui.reproduction.view import show_fts_paper, show_part
 from ui.kit.opening import open_page
 from ui.kit.routes import REPRODUCTION
 from ui.reproduction import controls
-from ui.kit.table_build import build_note, build_under_way, missing_data, show_build
+from ui.kit.table_build import (build_note, build_price, build_refusal, build_under_way, missing_data,
+                                 show_build)
 
 SCRIPT_START = time.perf_counter()
 opening = open_page(REPRODUCTION, controls.init)
@@ -107,12 +108,19 @@ try:
     price = checked(cached_lines_cost(tuple(cfg for _, cfg in configs), True), what="This reproduction")
 except ConfigError as err:
     config_error = err
-    slots.show(err)
+    too_large = controls.small_run_refusal(part, values)    # at the default runs: a sentence, not an error
+    if too_large is None:
+        slots.show(err)
 data = data_status(part.base["dataset"])
+if config_error is None:
+    too_large = build_refusal(configs[0][1]) if configs and data.available else None   # its table's build
 
-run_clicked, (message_col,) = run_buttons("repro", disabled=config_error is not None or not data.available)
+run_clicked, (message_col,) = run_buttons("repro", disabled=config_error is not None or not data.available
+                                          or too_large is not None)
 with message_col:
-    if price is not None:
+    if too_large is not None:
+        st.caption(too_large)
+    elif price is not None:
         estimate, build_sentence = build_note(configs[0][1], price.cost.seconds)
         st.caption(f"Runs all {len(configs)} settings of this part for {values['runs']} runs each here ({estimate}); "
                    f"the results below are the stored {stored.runs if stored else 100}-run reproduction until it "
@@ -124,9 +132,10 @@ if BUILD_ERROR in st.session_state:
 progress_slot = st.empty()
 live_slot = st.empty()
 
-if configs and data.available:
-    # Landmine's first run builds its table of scores once (in the background, its progress shown here).
-    build = build_under_way(configs[0][1], start=run_clicked)
+if configs and data.available and too_large is None:
+    # Landmine's first run builds its table of scores once (in the background, its progress shown here), a job
+    # priced on its own.
+    build = build_under_way(configs[0][1], start=run_clicked, price=build_price(configs[0][1]))
     if build is not None:
         with progress_slot:
             show_build(build, error_key=BUILD_ERROR, then="Press Run once it is ready.")

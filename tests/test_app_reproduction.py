@@ -118,8 +118,12 @@ def test_a_small_live_run_shows_the_same_numbers_as_the_command_line(monkeypatch
 def test_a_small_run_over_the_hosts_limit_is_refused(monkeypatch):
     monkeypatch.setenv("DPBO_MAX_SECONDS", "1")
     at = page(part="synthetic")
-    assert len(at.error) == 1 and "This reproduction needs about" in at.error[0].value
+    # At the page's default runs: a plain sentence beside the disabled Run, the stored results below it.
+    assert not at.error and any("A small run of this part with 4 runs per setting is more than the 1 s"
+                                in str(c.value) for c in at.caption)
     assert at.button(key="repro_run").disabled
+    at.number_input(key="repro_runs").set_value(6).run()      # runs the visitor chose: refused at the control
+    assert len(at.error) == 1 and "This reproduction needs about" in at.error[0].value
     at.number_input(key="repro_runs").set_value(40).run()     # beyond one block: a sentence, never a traceback
     assert not at.exception and any("runs per setting" in e.value for e in at.error)
 

@@ -33,6 +33,8 @@ CASES = [
                        sigma_losses=[0.2])),
     ("pogpucb", dict(runs=3, iterations=40)),
     ("upload", dict(rows=20_000)),
+    ("upload-page", dict(kind="csv", rows=5_000, settings=500)),                  # the page's walled read and
+    ("upload-page", dict(kind="parquet", rows=5_000, settings=50, nulls=100)),    # analysis of an upload
     ("sweep", dict(tool="hype", base=dict(repetitions=200), axes=[["epsilon", [0.5, 1.0]]], runs=2)),
 ]
 

@@ -21,19 +21,26 @@ ROOT = Path(__file__).resolve().parents[1]
 
 # The engine's heavy functions: work whose size a visitor's settings or file decide.
 HEAVY = {
-    "engine.fbo.simulation": ("run_fbo",), "engine.fbo.teaching": ("server_round",),
+    "engine.fbo.teaching": ("server_round",),
     "engine.hype.run": ("iter_hype", "run_hype"), "engine.hype.scores": ("score_table",),
     "engine.hype.sweeps": ("evaluate_grid", "success_grid"),
     "engine.pogpucb.runner": ("iter_pogpucb", "run_pogpucb"), "engine.pogpucb.tasks": ("build_task",),
     "engine.audit.run": ("run_audit",), "engine.flower.audit": ("audit_strategy", "run_strategy_audit"),
     "engine.sweep.runner": ("iter_sweep", "run_sweep"), "engine.sweep.upload": ("read_upload",),
     "engine.sweep.store": ("read_table",), "engine.flower.export": ("app_zip", "export_app"),
-    "engine.objectives.registry": ("build_objective",), "engine.objectives.builds": ("build_table",),
+    "engine.objectives.registry": ("build_objective",),
     "engine.reproduce.papers": ("run_paper",),
+    "engine.objectives.builds": ("build_table", "start_table_build"),
+    "engine.fbo.plan": ("make_plan",), "engine.fbo.simulation": ("run_fbo", "Simulation"),
+    "engine.privacy": ("epsilon", "epsilon_curve", "calibrate_z", "calibrate_q", "calibrate_steps"),
+    "engine.sweep.analysis": ("summarise", "pair_differences"),
 }
 HEAVY_NAMES = {name for names in HEAVY.values() for name in names}
 # Calls that hand work to the gate: the callables and lambdas given to them run behind it.
 GATES = {"compute", "pooled", "LiveLine", "in_background", "call_walled", "run_walled"}
+# Functions that start heavy work only with a Priced cost (they raise TypeError for anything else, tested below):
+# a call that hands them ``price=`` is behind the gate, and so is the heavy work inside them.
+PRICED = {"run_live", "build_under_way"}
 # (file, called name): direct calls that are not heavy, and why.
 ALLOWED = {
     ("pages/1_Federated_BO.py", "cached_objective"):
@@ -41,6 +48,10 @@ ALLOWED = {
         "at once; the run itself builds it behind the gate",
     ("pages/5_PO_GP_UCB.py", "cached_task"):
         "the data set's own task (a fixed ML fit of its kernel), whatever the visitor's settings",
+    ("ui/fbo/results.py", "cached_plan"):
+        "after a run: the plan of a line that ran, accounted through compute before the run (a cache hit)",
+    ("pages/1_Federated_BO.py", "audited"):
+        "after a run: the audit panel reads the run's own plan (cached) and audits only on a priced click",
 }
 
 
@@ -122,6 +133,10 @@ def bypasses() -> list[str]:
                 continue
             if owner is not None and (owner in scope.gated or _owner_name(owner) in heavy | gated_names):
                 continue      # behind the gate, or inside heavy work whose own callers are checked
+            if name in PRICED and any(keyword.arg == "price" for keyword in call.keywords):
+                continue      # handed a Priced: the function refuses anything else
+            if owner is not None and _owner_name(owner) in PRICED:
+                continue      # inside a function that starts nothing without a Priced
             found.append(f"{path}:{call.lineno} calls {name} outside the gate")
     return found
 
@@ -150,7 +165,13 @@ def test_every_allowed_exception_is_still_there():
     ("def votes(c):\n    yield from iter_hype(c)\nlines = [LiveLine('a', lambda: votes(c), 10)]\n", False),
     ("run = compute if light else pooled\nrnd = run(server_round, config)\n", False),
     ("def votes(c):\n    yield from iter_hype(c)\nfor v in votes(c):\n    pass\n", True),
-], ids=["direct", "via-a-function", "compute", "live-line", "line-function", "alias", "function-iterated"])
+    ("from engine.objectives.builds import start_table_build\nbuild = start_table_build(task)\n", True),
+    ("def build_under_way(c, *, start, price):\n    return start_table_build(c)\nb = build_under_way(c, start=True)\n",
+     True),
+    ("def build_under_way(c, *, start, price):\n    return start_table_build(c)\n"
+     "b = build_under_way(c, start=True, price=price)\n", False),
+], ids=["direct", "via-a-function", "compute", "live-line", "line-function", "alias", "function-iterated",
+        "table-build", "build-without-a-price", "build-with-a-price"])
 def test_the_walk_finds_a_forgotten_door(code, found, tmp_path, monkeypatch):
     page = tmp_path / "pages" / "9_New.py"
     page.parent.mkdir()
@@ -207,3 +228,43 @@ def test_an_upload_opened_in_one_call_ends_in_a_sentence(raised, says, monkeypat
     with pytest.raises(ConfigError) as err:
         analysis.open_upload(b"setting,utility,privacy_loss\n", "t.csv", None)
     assert says in str(err.value) and err.value.field == "upload"
+
+
+def test_a_table_build_starts_only_with_a_price(monkeypatch):
+    """The table-build entry is a door like a run: build_under_way refuses anything but a Priced, before it starts
+    (or even looks for) a build; a Priced that counts the build starts it."""
+    import ui.kit.table_build as table_build
+    from engine.fbo import FboConfig
+    from engine.limits import Cost
+    from ui.kit.run_loop import Priced
+
+    started = []
+    monkeypatch.setattr(table_build, "table_task", lambda config: started.append(config) or object())
+    monkeypatch.setattr(table_build, "table_state", lambda task: {"complete": False})
+    monkeypatch.setattr(table_build, "start_table_build", lambda task: "build")
+    config = FboConfig(dataset="landmine", agents=None)
+    for price in (None, Cost(seconds=1.0, memory_mb=1.0, field="agents")):
+        with pytest.raises(TypeError, match="Priced"):
+            table_build.build_under_way(config, start=True, price=price)
+    assert not started
+    assert table_build.build_under_way(config, start=True, price=Priced(Cost.free("a test"))) == "build"
+
+
+def test_the_federated_bo_page_builds_no_objective_in_the_server_when_hosted(monkeypatch, tmp_path):
+    """Locally the page prebuilds the synthetic objective (priced with the run) so Run starts at once; when runs
+    compute in walled workers the server builds none: the worker builds its own."""
+    import ui.kit.cached
+    from tests.server_watch import hosted, page
+
+    hosted(monkeypatch, 2048)
+    monkeypatch.setenv("DPBO_CACHE_DIR", str(tmp_path))
+    built = []
+    monkeypatch.setattr(ui.kit.cached, "build_objective", lambda *args, **kwargs: built.append(args))
+    ui.kit.cached.cached_objective.clear()        # an earlier test's objective would hide the local prebuild
+    at = page("Federated_BO")
+    at.run()
+    assert not at.exception and not built
+    monkeypatch.setenv("DPBO_RUN_WORKERS", "0")
+    page("Federated_BO").run()
+    assert built and built[0][0] == "synthetic"      # the local prebuild, as the ALLOWED entry says
+    ui.kit.cached.cached_objective.clear()           # not the stand-in's None for later tests

@@ -28,6 +28,7 @@ from engine.objectives.base import DatasetUnavailable, Objective
 from engine.objectives.own import OwnObjective
 from engine.objectives.registry import default_agents, make_task
 from engine.objectives.store import table_path
+from engine.paths import data_dir
 from engine.privacy import calibrate_z, default_delta, epsilon, epsilon_curve
 from engine.privacy.accountants import budget_releases
 from engine.validation import ConfigError
@@ -116,10 +117,17 @@ def objective_ready(config: FboConfig) -> bool:
     if config.dataset == "synthetic" or config.domain != "table":
         return False
     try:
-        task = make_task(config.dataset, n_agents=config.agents, alpha=config.alpha, seed=config.objective_seed)
+        task = _task(config.dataset, config.agents, config.alpha, config.objective_seed, str(data_dir()))
     except DatasetUnavailable:
         return False
     return table_path(task).is_file()
+
+
+@lru_cache(maxsize=16)
+def _task(dataset: str, agents: int | None, alpha: float | None, seed: int, where: str):
+    """A real task, made once per setting (landmine's split takes half a second; compared lines share it).
+    ``where`` (the data folder) is part of the key only."""
+    return make_task(dataset, n_agents=agents, alpha=alpha, seed=seed)
 
 
 def make_plan(config: FboConfig, objective: Objective | None = None) -> RunPlan:
@@ -166,30 +174,34 @@ def _epsilon_curve(q: float, z: float, T: int, delta: float, accountant: str, sa
     return curve
 
 
-def plan_cost(config: FboConfig, objective: Objective | None = None, *, objective_counted: bool = False) -> Cost:
+def plan_cost(config: FboConfig, objective: Objective | None = None, *, objective_counted: bool = False,
+              tables_ready: bool | None = None) -> Cost:
     """What running ``config`` costs, known before any of it is computed (the privacy curve included).
 
     Pages check it before they make the plan, so a run too large for the host
     is refused before even its privacy curve is accounted. ``objective_counted``:
-    building the objective is priced elsewhere (another line of the same task).
+    building the objective is priced elsewhere (another line of the same task). ``tables_ready``: whether a real
+    task's table is built (None: look in the cache; False: the price of a first visitor, whatever the cache holds).
     """
     N = resolve_agents(config, objective)
     candidates = len(objective.candidates) if objective is not None and objective.is_discrete else None
-    ready = objective is not None or objective_ready(config)
+    ready = objective is not None or (objective_ready(config) if tables_ready is None else tables_ready)
     built = objective_cost(config.dataset, N, alpha=config.alpha, domain=config.domain, table_ready=ready)
     if objective is not None or objective_counted:
         built = replace(built, seconds=0.0, memory_mb=0.0)
     return fbo_cost(config, N, candidates, objective=built)
 
 
-def lines_cost(configs: Sequence[FboConfig], *, objectives_built: bool = False) -> Cost:
+def lines_cost(configs: Sequence[FboConfig], *, objectives_built: bool = False,
+               tables_ready: bool | None = None) -> Cost:
     """What running ``configs`` together costs (compared lines): each line's run, each objective built once
-    (``objectives_built``: none, their tables are built first by a job of their own)."""
+    (``objectives_built``: none, their tables are built first by a job of their own; ``tables_ready``: as in
+    :func:`plan_cost`)."""
     total, seen = None, set()
     for config in configs:
         key = (config.dataset, resolve_agents(config), config.alpha, config.objective_seed, config.domain,
                config.split)
-        cost = plan_cost(config, objective_counted=objectives_built or key in seen)
+        cost = plan_cost(config, objective_counted=objectives_built or key in seen, tables_ready=tables_ready)
         seen.add(key)
         total = cost if total is None else total + cost
     if total is None:

@@ -13,6 +13,7 @@ e.g. a sweep's setting, to the comparison that shows it
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Any, Iterable, Mapping
 
 from engine.fbo.config import ALGORITHMS, FboConfig
@@ -127,6 +128,34 @@ def preset_values(name: str) -> dict:
     return values
 
 
+def preset_runs_within(name: str, limits=None) -> int | None:
+    """The runs per line with which preset ``name`` fits ``limits`` (:class:`engine.limits.HostLimits`, default
+    the host's): :data:`PRESET_RUNS`, fewer when those do not fit, None when not even one run does.
+
+    Priced as a first visitor's Run is, its task's table built first (whatever the cache holds), so every
+    visitor of a host gets the same preset.
+    """
+    from engine.limits import HostLimits
+
+    return _runs_within(name, HostLimits.from_env() if limits is None else limits)
+
+
+@lru_cache(maxsize=256)
+def _runs_within(name: str, limits) -> int | None:
+    from engine.fbo.plan import lines_cost
+    from engine.limits import check
+
+    values = preset_values(name)
+    for runs in range(PRESET_RUNS, 0, -1):
+        configs = tuple(cfg for _, cfg in build_variants(dict(values, runs=runs)))
+        try:
+            check(lines_cost(configs, tables_ready=False), limits)
+        except ConfigError:
+            continue
+        return runs
+    return None
+
+
 def _same_value(a, b) -> bool:
     if isinstance(a, (int, float)) and isinstance(b, (int, float)) and not isinstance(a, bool):
         return float(a) == float(b)
@@ -137,11 +166,13 @@ def preset_in_view(values: Mapping[str, Any], names: Iterable[str] = tuple(PRESE
     """The paper preset among ``names`` whose comparison ``values`` show, or None.
 
     The number of runs and the seed are not part of a preset's identity: a
-    preset run with more runs is still that figure.
+    preset run with more runs is still that figure; nor are the agents of a task that has its own (the page
+    shows landmine's 29 where the preset leaves them to the task).
     """
     for name in names:
         wanted = preset_values(name)
-        if all(_same_value(values.get(key), value) for key, value in wanted.items() if key not in ("runs", "seed")):
+        free = ("runs", "seed", "agents") if wanted["dataset"] in FIXED_AGENT_DATASETS else ("runs", "seed")
+        if all(_same_value(values.get(key), value) for key, value in wanted.items() if key not in free):
             return name
     return None
 

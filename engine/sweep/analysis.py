@@ -18,11 +18,18 @@ def parameter_columns(table: pd.DataFrame) -> list[str]:
 
 
 def _distinct(series: pd.Series) -> list:
-    values = []
+    """The distinct values of ``series`` in their first order (NaN as None), in one pass: an uploaded table's
+    column of 200,000 different numbers took hours when each value was looked up in a list."""
+    values, seen = [], set()
     for v in series.tolist():
         if isinstance(v, float) and np.isnan(v):
             v = None
-        if v not in values:
+        try:
+            new = v not in seen
+            seen.add(v)
+        except TypeError:       # an unhashable cell: compared with the values so far
+            new = v not in values
+        if new:
             values.append(v)
     return values
 
@@ -88,6 +95,14 @@ def setting_params(table: pd.DataFrame, role: str, setting: str) -> dict:
         table[table["setting"] == setting]
     row = rows.iloc[0]
     return {c: _clean(row[c]) for c in table.columns if c not in META_COLUMNS}
+
+
+def every_setting_params(table: pd.DataFrame) -> dict[tuple[str, str], dict]:
+    """:func:`setting_params` of every setting, by (role, setting), in one pass over the table."""
+    keys = [c for c in ("role", "setting") if c in table]
+    return {(row["role"] if "role" in table else "setting", row["setting"]):
+            {c: _clean(row[c]) for c in table.columns if c not in META_COLUMNS}
+            for _, row in table.drop_duplicates(keys).iterrows()} if keys else {}
 
 
 def _stderr(values: pd.Series) -> float:

@@ -70,8 +70,8 @@ def upload_price(n_bytes: int, rows: int | None, *, cells: int | None = None,
                  frame_bytes: int | None = None) -> Cost:
     """Reading a table of ``n_bytes`` (unpacked) and ``rows`` (``cells`` and the ``frame_bytes`` of the pandas
     frame it becomes, when known), and comparing its settings on the page."""
-    cost = upload_cost(n_bytes, rows, cells=cells, frame_bytes=frame_bytes)
     settings = min(int(rows if rows is not None else n_bytes // 40), MAX_SETTINGS)
+    cost = upload_cost(n_bytes, rows, cells=cells, frame_bytes=frame_bytes, settings=settings)
     return Cost(seconds=cost.seconds + pair_seconds(settings), memory_mb=cost.memory_mb, field=cost.field,
                 knobs=cost.knobs, memory_field=cost.memory_field, transient_mb=cost.transient_mb)
 

@@ -54,6 +54,24 @@ SERVER_FIELDS = ("q", "z", "S", "P", "agents", "features", "steps", "sampling", 
                  "weight_schedule", "canary_norm")
 VOTE_FIELDS = ("k", "candidates", "clients", "aggregation")
 COMMON_FIELDS = ("accountant", "trials", "delta", "seed")
+# A Flower strategy's game calls its aggregate_train once per trial (about 1 ms): its own default number of
+# trials (the command line's), which the page loads when the mechanism becomes a Flower strategy.
+MECHANISM_TRIALS = {flower.MECHANISM: StrategyAudit().trials}
+FEWER_TRIALS = (10_000, 5_000, 2_000, 1_000)    # a stricter host's default: the most of these its limits allow
+
+
+def default_trials(mechanism: str) -> int:
+    """The number of trials the page starts ``mechanism``'s audit with: its own default, or on a host whose
+    limits that does not fit (with the page's other defaults) the most of :data:`FEWER_TRIALS` that does."""
+    usual = MECHANISM_TRIALS.get(mechanism, PARAMS["trials"].default)
+    values = dict({name: param.default for name, param in PARAMS.items()}, mechanism=mechanism)
+    for trials in (usual, *[fewer for fewer in FEWER_TRIALS if fewer < usual]):
+        try:
+            config_of(dict(values, trials=trials))
+        except ConfigError:
+            continue
+        return trials
+    return usual
 
 
 def _key(name: str) -> str:
@@ -61,8 +79,22 @@ def _key(name: str) -> str:
 
 
 def init() -> list[Ignored]:
-    """Seed the controls from the URL (values outside their limits are ignored); returns ignored parameters."""
-    return init_state(PARAMS, PREFIX)
+    """Seed the controls from the URL (values outside their limits are ignored); returns ignored parameters.
+
+    Trials the link does not give are the chosen mechanism's default (:func:`default_trials`)."""
+    seeding = _key("trials") not in st.session_state
+    ignored = init_state(PARAMS, PREFIX)
+    if seeding and "trials" not in st.query_params:
+        st.session_state[_key("trials")] = default_trials(st.session_state[_key("mechanism")])
+    return ignored
+
+
+def _mechanism_changed() -> None:
+    """Another mechanism: trials left at a mechanism's default become the new mechanism's (a number the visitor
+    typed stays)."""
+    trials = st.session_state.get(_key("trials"))
+    if trials in {PARAMS["trials"].default, *MECHANISM_TRIALS.values(), *FEWER_TRIALS}:
+        st.session_state[_key("trials")] = default_trials(st.session_state[_key("mechanism")])
 
 
 def current() -> dict:
@@ -157,6 +189,7 @@ def sidebar(slots: ErrorSlots) -> None:
     """Every control of the page, with an error slot under each (call inside ``st.sidebar``)."""
     st.header("What to audit")
     st.radio("mechanism", PAGE_MECHANISMS, key=_key("mechanism"), format_func=PAGE_LABELS.get,
+             on_change=_mechanism_changed,
              help="The server round of private federated BO, DP-HYPE's noisy vote sum, or a built-in Flower "
                   "strategy. The audit runs that code itself, as the simulations (or Flower) call it.")
     mechanism = st.session_state[_key("mechanism")]

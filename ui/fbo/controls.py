@@ -28,11 +28,13 @@ from engine.fbo.variants import (
     BUDGET_MODES,
     COMPARISON_DEFAULTS,
     FIXED_AGENT_DATASETS,
+    PRESET_RUNS,
     VARY_OPTIONS,
     comparison_values,
+    preset_runs_within,
     preset_values,
 )
-from engine.limits import HostLimits
+from engine.limits import HostLimits, format_seconds
 from engine.objectives import DATASETS, dataset_label
 from engine.objectives.registry import default_agents
 from engine.privacy import ACCOUNTANT_LABELS, ACCOUNTANTS, SAMPLING
@@ -73,16 +75,48 @@ def _short_dataset_label(name: str) -> str:
     return dataset_label(name).split(" (")[0].split(":")[0]
 
 
+def offered_presets() -> tuple[str, ...]:
+    """The paper presets this server runs: each within the host's limits, with fewer runs if need be
+    (:func:`engine.fbo.variants.preset_runs_within`); a preset too large even with one run is not offered."""
+    return tuple(name for name in PAGE_PRESETS if preset_runs_within(name) is not None)
+
+
+def hosted_preset_values(name: str) -> dict:
+    """The comparison a preset loads on this server: the preset's, with the runs per line that fit its limits."""
+    return dict(preset_values(name), runs=preset_runs_within(name) or PRESET_RUNS)
+
+
+def preset_size_note(preset: str | None, values: Mapping[str, Any]) -> str | None:
+    """The sentence saying that this server runs ``preset`` with fewer runs than the page's presets (None when it
+    runs them all, or the values show no preset at the size this server chose)."""
+    runs = preset_runs_within(preset) if preset in PAGE_PRESETS else None
+    if runs is None or runs >= PRESET_RUNS or values.get("runs") != runs:
+        return None
+    limit = HostLimits.from_env().max_seconds
+    return (f"On this server the preset runs {runs} run{'s' if runs != 1 else ''} per line instead of "
+            f"{PRESET_RUNS}, so that it fits the limit of {format_seconds(limit or 0)} of computing per Run"
+            f"{' (one run draws no error band)' if runs == 1 else ''}; a dashboard without this limit (run on your "
+            f"own machine) runs it with {PRESET_RUNS}.")
+
+
 def _load_preset() -> None:
     name = st.session_state.get("fbo_preset_choice")
-    if name in PAGE_PRESETS:
-        set_state(preset_values(name), PREFIX)
+    if name in offered_presets():
+        set_state(hosted_preset_values(name), PREFIX)
 
 
 def init() -> list[Ignored]:
-    """Seed the controls (a ``?preset=`` link first, then the URL's values); returns ignored parameters."""
-    return seed_controls(FBO_PARAMS, PREFIX, presets=PAGE_PRESETS, preset_values=preset_values,
-                         choice_key="fbo_preset_choice")
+    """Seed the controls (a ``?preset=`` link first, then the URL's values); returns ignored parameters.
+
+    A link to a preset this server does not offer (too large for its limits) is ignored with a sentence."""
+    offered, linked = offered_presets(), st.query_params.get("preset")
+    refused = []
+    if linked in PAGE_PRESETS and linked not in offered:
+        del st.query_params["preset"]
+        refused = [Ignored("preset", linked, "that paper preset is too large for this server's limits even with "
+                                             "one run per line; run it on your own machine")]
+    return refused + seed_controls(FBO_PARAMS, PREFIX, presets=offered, preset_values=hosted_preset_values,
+                                   choice_key="fbo_preset_choice")
 
 
 def current() -> dict:
@@ -119,10 +153,15 @@ def link_params(config: Mapping[str, Any], algorithms: Iterable[str] | None = No
 def sidebar(slots: ErrorSlots) -> None:
     """Every control of the page, with an error slot under each (call inside ``st.sidebar``)."""
     st.header("Settings")
-    st.selectbox("paper preset", PAGE_PRESETS, index=None, key="fbo_preset_choice", on_change=_load_preset,
+    offered = offered_presets()
+    st.selectbox("paper preset", offered, index=None, key="fbo_preset_choice", on_change=_load_preset,
                  placeholder="Load a preset from the paper...", format_func=lambda name: PRESETS[name]["label"],
                  help="Fills every control with a configuration of the DP-FTS-DE paper (3 runs instead of 5 to "
-                      "stay fast); press Run to see it.")
+                      "stay fast, fewer where this server's limit needs it); press Run to see it.")
+    if len(offered) < len(PAGE_PRESETS):
+        names = ", ".join(PRESETS[name]["label"].split(":")[0] for name in PAGE_PRESETS if name not in offered)
+        st.caption(f"Not offered here, too large for this server's limits even with one run per line: {names}. "
+                   "Run them on your own machine.")
 
     st.subheader("What to compare")
     st.multiselect("algorithms", ALGORITHMS, key=_key("algorithms"), format_func=ALGORITHM_SHORT.get,

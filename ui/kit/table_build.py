@@ -15,7 +15,7 @@ import streamlit as st
 
 from engine.objectives.base import DataStatus
 from engine.objectives.builds import Build, start_table_build, table_build
-from engine.objectives.registry import TABLE_TASKS, make_task
+from engine.objectives.registry import TABLE_TASKS, default_agents, make_task
 from engine.objectives.store import table_state
 from engine.paths import data_dir
 from engine.limits import format_seconds
@@ -65,8 +65,45 @@ def build_note(config, run_seconds: float) -> tuple[str, str]:
             "the table at once.")
 
 
-def build_under_way(config, *, start: bool) -> Build | None:
-    """The build of ``config``'s table under way (started now when ``start``); None when the table is ready."""
+def build_price(config):
+    """The price of building ``config``'s table (a job of its own, before the runs; nothing when it is built),
+    checked against the host's limits: the :class:`ui.kit.run_loop.Priced` :func:`build_under_way` needs. Raises
+    ConfigError naming the knob."""
+    from engine.limits.fbo import objective_cost
+    from ui.kit.run_loop import checked
+
+    return checked(objective_cost(config.dataset, config.agents or default_agents(config.dataset),
+                                  alpha=config.alpha, domain=config.domain,
+                                  table_ready=table_build_seconds(config) is None), what="Building this table")
+
+
+def build_refusal(config) -> str | None:
+    """The sentence saying that ``config``'s missing table is too large a build for this server (None: it is
+    built, or its build fits the host's limits)."""
+    from engine.limits import HostLimits
+    from engine.validation import ConfigError
+
+    try:
+        build_price(config)
+    except ConfigError:
+        limit = HostLimits.from_env().max_seconds
+        return (f"A run of this part needs the {config.dataset} table of scores built first: about "
+                f"{format_seconds(table_build_seconds(config) or 0)} of computing, more than the "
+                f"{format_seconds(limit or 0)} this server allows per request, so Run is off here; the stored "
+                "results below are this part's. Run it on your own machine for a small run.")
+    return None
+
+
+def build_under_way(config, *, start: bool, price) -> Build | None:
+    """The build of ``config``'s table under way (started now when ``start``); None when the table is ready.
+
+    ``price``: a :class:`ui.kit.run_loop.Priced` whose cost counts the build (a Run's price that counts it, or
+    :func:`build_price`): only a priced build starts, as only a priced run does.
+    """
+    from ui.kit.run_loop import Priced
+
+    if not isinstance(price, Priced):
+        raise TypeError("A table build starts only with a Priced cost that counts it (build_price or the run's).")
     task = table_task(config)
     if task is None or table_state(task)["complete"]:
         return None

@@ -32,3 +32,33 @@ def init() -> list[Ignored]:
 def current() -> dict:
     """The controls' values now, mirrored into the URL."""
     return current_values(PARAMS, PREFIX)
+
+
+def small_run_refusal(part, values: dict) -> str | None:
+    """When a small run of ``part`` at the page's default runs is too large for this host: the plain sentence
+    that says so (Run is off, the stored results stay), with the fewer runs that fit if any; None otherwise (a
+    refusal of runs the visitor chose is shown at the control)."""
+    from engine.fbo.plan import lines_cost
+    from engine.limits import HostLimits, check, format_seconds
+    from engine.reproduce import small_run_configs
+    from engine.validation import ConfigError
+
+    if values["runs"] != PARAMS["runs"].default:
+        return None
+
+    def fits(runs: int) -> bool:
+        try:
+            configs = small_run_configs(part, runs, values["seed"])
+            check(lines_cost(tuple(cfg for _, cfg in configs), objectives_built=True))
+        except ConfigError:
+            return False
+        return True
+
+    if fits(values["runs"]):
+        return None
+    fewer = next((runs for runs in range(values["runs"] - 1, PARAMS["runs"].low - 1, -1) if fits(runs)), None)
+    limit = format_seconds(HostLimits.from_env().max_seconds or 0)
+    return (f"A small run of this part with {values['runs']} runs per setting is more than the {limit} of computing "
+            "this server allows per request, so Run is off; the stored results below are this part's. "
+            + (f"With {fewer} runs per setting it fits." if fewer else "Run it on your own machine for a small run."))
+

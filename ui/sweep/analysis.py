@@ -1,4 +1,4 @@
-"""A sweep table's analysis (summary, varied parameters, direction, ties), computed once per table.
+"""A sweep table's analysis (summary, varied parameters, direction, ties) and facts, computed once per table.
 
 The Trade-off explorer redraws on every rerun (a toggle, a click on a point);
 the table behind it does not change, so its summary and pairwise comparison
@@ -10,8 +10,11 @@ An uploaded table's reading and analysis are work whose size a visitor decides:
 :func:`ui.kit.compute.compute` (a walled worker when heavy runs compute in
 workers), so the request has one deadline across its phases, and a table the
 price misjudges ends at the wall with one sentence, not in the server. The
-server sends the worker the file's bytes, never a table: an analysis by another
-metric reads the file again in its worker (:func:`analyse_upload`).
+visitor's table never reaches the server: the worker sends back what the page
+shows of it (:class:`TableFacts`: counts, each setting's parameters, a preview
+of :data:`PREVIEW_ROWS` rows) and its analysis; an
+analysis by another metric reads the file again in its worker
+(:func:`analyse_upload`).
 """
 
 from __future__ import annotations
@@ -25,10 +28,12 @@ from dataclasses import dataclass
 import pandas as pd
 
 from engine.sweep import read_upload, summarise, varied_parameters
+from engine.sweep.analysis import (ALL_PAIRS_MAX_SETTINGS, every_setting_params, lower_is_better, metric_choices,
+                                   pair_differences, ties, with_metric)
 from engine.validation import ConfigError
-from engine.sweep.analysis import ALL_PAIRS_MAX_SETTINGS, lower_is_better, pair_differences, ties, with_metric
 
 KEPT_TABLES = 8                 # analyses of uploaded files kept for every session (by the hash of the file)
+PREVIEW_ROWS = 1_000            # rows of an uploaded table its worker sends for the page to show
 _KEPT: OrderedDict[str, "TableAnalysis"] = OrderedDict()
 _KEPT_LOCK = threading.Lock()
 
@@ -39,6 +44,57 @@ class TableAnalysis:
     varied: list
     lower: bool
     tied: object
+
+
+@dataclass(frozen=True)
+class TableFacts:
+    """What the results view shows of a sweep table besides its analysis (for an upload, all the server holds)."""
+
+    rows: int
+    failed_cells: int
+    compute_seconds: float | None      # the cells' wall time summed (None: the table does not record it)
+    tool: str
+    choices: dict                      # metric column -> its label (engine.sweep.analysis.metric_choices)
+    failures: list                     # one dict (setting, error) per failed setting
+    settings: dict                     # (role, setting) -> its parameters (engine.sweep.analysis.setting_params)
+    preview: pd.DataFrame              # the first rows, as many as the page shows
+    preview_note: str | None           # the sentence saying that rows were left out
+    csv: bytes | None                  # the downloads (None for an upload: the visitor has the file)
+    parquet: bytes | None
+
+
+def table_facts(table: pd.DataFrame, preview_rows: int | None = None, *, downloads: bool = True) -> TableFacts:
+    """The :class:`TableFacts` of ``table``; ``preview_rows`` bounds the preview (default: what a styled table
+    shows); ``downloads``: with the CSV and Parquet bytes. Imports no Streamlit: for an upload it is computed in
+    the walled worker that read the file (without downloads: written out, a table of 200,000 rows and 24 numbers
+    is 87 MB of CSV text and 215 MB while it is written, for a file the visitor already holds)."""
+    from ui.kit.downloads import csv_bytes
+    from ui.kit.tables import within_style_limit
+
+    error = table["error"].notna() if "error" in table else pd.Series(False, index=table.index)
+    failures = table.loc[error, ["setting", "error"]].drop_duplicates() if "error" in table else pd.DataFrame()
+    shown = table if preview_rows is None else table.head(preview_rows)
+    rows, note = within_style_limit(shown)
+    if len(rows) < len(table) and not downloads:
+        note = f"Showing the first {len(rows):,} of the {len(table):,} rows of the uploaded table; your file holds all."
+    buffer = io.BytesIO()
+    if downloads:
+        table.to_parquet(buffer, index=False)
+    return TableFacts(rows=len(table), failed_cells=int(table.loc[error, "cell"].nunique()) if "cell" in table else 0,
+                      compute_seconds=float(table["wall_seconds"].sum()) if "wall_seconds" in table else None,
+                      tool=str(table["tool"].iloc[0]) if "tool" in table and len(table) else "fbo",
+                      choices=metric_choices(table) if len(table) else {"utility": "utility"},
+                      failures=[dict(setting=s, error=e) for s, e in failures.to_numpy()],
+                      settings=every_setting_params(table),
+                      preview=rows.reset_index(drop=True), preview_note=note,
+                      csv=csv_bytes(table) if downloads else None, parquet=buffer.getvalue() if downloads else None)
+
+
+def result_facts(result: dict) -> TableFacts:
+    """The facts of a result (an upload's came from its worker; a run's are computed once and kept)."""
+    if result.get("facts") is None:
+        result["facts"] = table_facts(result["table"])
+    return result["facts"]
 
 
 def digest(data: bytes) -> str:
@@ -54,22 +110,25 @@ def analyse(table: pd.DataFrame, max_settings: int = ALL_PAIRS_MAX_SETTINGS) -> 
 
 
 def read_and_analyse(data: bytes, name: str, max_bytes: int | None, metric: str = "utility",
-                     analyser=None) -> tuple[pd.DataFrame, TableAnalysis]:
-    """In one worker: an uploaded file read (refused or priced first, :func:`engine.sweep.read_upload`) and its
-    analysis by ``metric`` (``analyser``, default :func:`analyse`, travels with the call). Imports no Streamlit."""
+                     analyser=None) -> tuple[TableFacts, TableAnalysis]:
+    """In one worker: an uploaded file read (refused or priced first, :func:`engine.sweep.read_upload`), its facts
+    and its analysis by ``metric`` (``analyser``, default :func:`analyse`, travels with the call); the table
+    itself stays in the worker. Imports no Streamlit."""
     table = read_upload(io.BytesIO(data), name, max_bytes=max_bytes)
-    return table, (analyser or analyse)(with_metric(table, metric))
+    return table_facts(table, PREVIEW_ROWS, downloads=False), (analyser or analyse)(with_metric(table, metric))
 
 
 def analyse_upload(data: bytes, name: str, max_bytes: int | None, metric: str, analyser=None) -> TableAnalysis:
     """In a worker: the analysis of an uploaded file by another ``metric`` (the file read again there)."""
-    return read_and_analyse(data, name, max_bytes, metric, analyser)[1]
+    table = read_upload(io.BytesIO(data), name, max_bytes=max_bytes)
+    return (analyser or analyse)(with_metric(table, metric))
 
 
-def open_upload(data: bytes, name: str, max_bytes: int | None) -> tuple[pd.DataFrame, dict]:
-    """An uploaded file's table and what its result keeps (its digest, analysis and bytes), read and analysed
-    in one walled call: one deadline for the request. Raises ConfigError with the visitor's sentence (the time
-    limit's and an unexpected failure's too, so the page shows it where it shows a refusal)."""
+def open_upload(data: bytes, name: str, max_bytes: int | None) -> tuple[TableFacts, dict]:
+    """An uploaded file's facts and what its result keeps (its digest, analysis and bytes), read and analysed
+    in one walled call: one deadline for the request, and the table never in the server. Raises ConfigError with
+    the visitor's sentence (the time limit's and an unexpected failure's too, so the page shows it where it shows
+    a refusal)."""
     from engine.cancel import TIME_LIMIT, Cancelled
     from engine.walls import TIME
     from ui.kit.compute import compute
@@ -77,7 +136,7 @@ def open_upload(data: bytes, name: str, max_bytes: int | None) -> tuple[pd.DataF
 
     key = digest(data)
     try:
-        table, analysis = compute(read_and_analyse, data, name, max_bytes, "utility", analyse, walled="upload")
+        facts, analysis = compute(read_and_analyse, data, name, max_bytes, "utility", analyse, walled="upload")
     except Cancelled as err:
         if err.reason != TIME_LIMIT:
             raise                   # Stop, another click, a closed tab: the script ends as it would
@@ -85,7 +144,7 @@ def open_upload(data: bytes, name: str, max_bytes: int | None) -> tuple[pd.DataF
     except RuntimeError as err:     # a failure in the worker: its visitor's sentence (nothing internal when hosted)
         raise ConfigError(f"Could not open {name}: {err}.", "upload") from None
     _keep(key, analysis)
-    return table, {"digest": key, "analysis": analysis, "upload": (data, name, max_bytes)}
+    return facts, {"digest": key, "analysis": analysis, "upload": (data, name, max_bytes), "facts": facts}
 
 
 def _keep(key: str, analysis: TableAnalysis) -> None:
