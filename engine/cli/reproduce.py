@@ -156,7 +156,7 @@ def _fbo_cells(args, paper: str, parts) -> tuple[list[Cost], list[Cost]]:
     nothing = Cost(0.0, 0.0, "runs")
     specs = fts.PART_SPECS if paper == "fts" else PART_SPECS
     if paper == "ablations":      # each ablation runs its claims' settings twice: with the deviation and without
-        parts = tuple(ABLATIONS[name]["part"] for name in parts if name != "fig11-neighbours")
+        parts = tuple(ABLATIONS[name]["part"] for name in parts if name not in ("fig11-neighbours", "pogpucb-extent"))
         wanted = set(ablation_settings(args.parts))
     for name in parts:
         part = specs[name]
@@ -194,6 +194,8 @@ def cost(args) -> Cost:
             more, objectives = _fbo_cells(args, paper, parts)
             cells += more
             shared += objectives
+            if paper == "ablations" and "pogpucb-extent" in parts:   # three extents' Fig. 2a: below the part's price
+                serial.append(paper_cost("po-gp-ucb", ("synthetic",), min(_runs(args, paper), 50), workers=1))
         else:
             serial.append(paper_cost(paper, parts, _runs(args, paper), repetitions=args.repetitions,
                                      training=args.training if paper == "dp-hype" else None,

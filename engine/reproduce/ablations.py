@@ -9,6 +9,8 @@ the authors did and re-judges the claims it could explain, with the same seeds (
   ``engine.objectives.landmine.make_task(metric=...)``.
 - ``fig7a-shifts``: Fig. 7a's agents mix their own GP draw with a shared one (App. B.1.2) with our extra
   +-0.02 shifts on top, against the mixing alone (``engine.objectives.synthetic.build(shifts=...)``).
+- ``pogpucb-extent``: PO-GP-UCB's Fig. 2a orderings on our synthetic grid [0, 7.5]^2 against half and twice
+  that extent (the paper states none); ``PoConfig(extent=...)``.
 - ``fig11-neighbours``: the RDP loss of a fixed sample under replace-one neighbours (ours, sensitivity
   2C) against the add/remove relation whose Poisson analysis the paper's Fig. 11 numbers match.
 - ``clip-rate``: our agents' vectors clip 3-5 times as often as the paper says (Fig. 2b, 4); the vectors
@@ -21,7 +23,7 @@ default is unchanged bit for bit and that the switch changes only what it names)
 the raw numbers (difference in the claim's favour, its standard error, runs), so the verdict rule
 (:func:`engine.reproduce.claims.verdict_of`) can be re-applied; :func:`conclusion_of` states what the
 row says. ``python -m engine reproduce ablations`` runs them; the stored output is
-``data/reproduction/ablations.json``.
+``data/reproduction/ablations.json`` (read by :mod:`engine.reproduce.ablation_tables`).
 """
 
 from __future__ import annotations
@@ -63,6 +65,11 @@ ABLATIONS = {
         claims=("An overly small S hinders", "An excessively large S",
                 "DP-FTS-DE (S = 11) converges better than DP-FTS", "A smaller P may deteriorate",
                 "A larger P may also be worse", "S = 11 clips about", "DP-FTS with S = 8 clips")),
+    "pogpucb-extent": dict(
+        part="po-gp-ucb synthetic", switch="extent",
+        deviation="PO-GP-UCB's synthetic grid [0, 7.5]^2 (six length-scales; the paper states no extent)",
+        authors="another extent: [0, 3.75]^2 or [0, 15]^2 (the authors' code is not public)",
+        claims=("Fig. 2a: smaller epsilon, more regret",)),
     "fig11-neighbours": dict(
         part="landmine-renyi", switch="add-remove",
         deviation="a fixed sample accounted with replace-one neighbours (sensitivity 2C: multiplier z / 2)",
@@ -179,7 +186,14 @@ def run_fbo_ablation(name: str, runs: int, seed: int = 0, jobs: int | None = Non
     claims = matching_claims(part, spec["claims"])
     keys = {k for c in claims for k in (*c.better, c.worse) if k in {s.key for s in part.settings}}
     settings = [s for s in part.settings if s.key in keys]
-    if spec["switch"] == "metric":      # build the table once here, not in every worker
+    if part.base["dataset"] != "synthetic":     # build both tables once here, not in every worker
+        import os
+
+        from engine.reproduce.runs import _objective
+
+        _objective(part.base["dataset"], part.base.get("split"), os.environ.get("DPBO_DATA_DIR"),
+                   os.environ.get("DPBO_CACHE_DIR"))
+    if spec["switch"] == "metric":
         switched_objective("metric", part.base["dataset"], None, None, 0)
     todo = []
     for side in (None, spec["switch"]):
@@ -228,6 +242,29 @@ def fig11_ablation() -> dict:
             "rows": rows, "seconds": 0.0}
 
 
+EXTENTS = (3.75, 15.0)   # half and twice our side of PO-GP-UCB's synthetic grid
+
+
+def extent_ablation(runs: int = 50, seed: int = 0) -> dict:
+    """PO-GP-UCB Fig. 2a's orderings on our grid extent and on half and twice it (the paper's 50 runs at most)."""
+    from engine.reproduce.po_gp_ucb import figure_claims
+
+    spec = ABLATIONS["pogpucb-extent"]
+    started = time.perf_counter()
+    ours = figure_claims("synthetic", runs, seed)
+    rows = []
+    for extent in EXTENTS:
+        for mine, other in zip(ours, figure_claims("synthetic", runs, seed, extent=extent)):
+            w, wo = ({**{k: c["numbers"].get(k) for k in ("better", "worse", "better_mean", "worse_mean", "difference",
+                                                          "stderr", "runs", "paired")}, "verdict": c["verdict"]}
+                     for c in (mine, other))
+            rows.append({"claim": mine["claim"], "source": mine["source"], "deviation": spec["deviation"],
+                         "authors": f"the grid [0, {extent:g}]^2", "with": w, "without": wo,
+                         "conclusion": conclusion_of(spec["deviation"], w, wo)})
+    return {"name": "pogpucb-extent", "part": "po-gp-ucb synthetic", "switch": "extent", "runs": runs, "seed": seed,
+            "rows": rows, "seconds": round(time.perf_counter() - started, 1)}
+
+
 @lru_cache(maxsize=64)
 def fixed_sample_epsilon(q: float, z: float, steps: int, delta: float, agents: int,
                          neighbours: str = "replace-one") -> float:
@@ -273,7 +310,12 @@ def run_ablations(names=NAMES, *, runs: int = 100, seed: int = 0, jobs: int | No
     check_int("runs", runs, 2, 10_000)
     out = {}
     for name in names:
-        out[name] = fig11_ablation() if name == "fig11-neighbours" else run_fbo_ablation(name, runs, seed, jobs)
+        if name == "fig11-neighbours":
+            out[name] = fig11_ablation()
+        elif name == "pogpucb-extent":
+            out[name] = extent_ablation(min(runs, 50), seed)
+        else:
+            out[name] = run_fbo_ablation(name, runs, seed, jobs)
     return {"ablations": out}
 
 
@@ -284,7 +326,7 @@ def ablation_settings(names=None) -> list[tuple[str, str]]:
     out = []
     for name in names:
         spec = ABLATIONS[name]
-        if name == "fig11-neighbours":
+        if name in ("fig11-neighbours", "pogpucb-extent"):
             continue
         part = PART_SPECS[spec["part"]]
         keys = {k for c in matching_claims(part, spec["claims"]) for k in (*c.better, c.worse)}
@@ -305,50 +347,3 @@ def ablation_lines(payload: dict) -> list[str]:
                          f"without {wo['verdict']} ({wo['difference']:+.4f} ± {wo['stderr']:.4f})")
     return lines
 
-
-ABLATIONS_FILE = "ablations.json"
-
-
-def stored_ablations(folder=None) -> dict | None:
-    """The stored ablation tables (data/reproduction/ablations.json), or None when the file is missing."""
-    from pathlib import Path
-
-    from engine.reproduce.stored import STORED_DIR
-
-    return _read_stored(Path(folder or STORED_DIR) / ABLATIONS_FILE)
-
-
-@lru_cache(maxsize=2)
-def _read_stored(path) -> dict | None:
-    import json
-
-    return json.loads(path.read_text()) if path.is_file() else None
-
-
-def rows_for(claims, stored: dict | None = None) -> list[dict]:
-    """The stored ablation rows about the claims with these texts, each with its ablation's name and runs."""
-    stored = stored_ablations() if stored is None else stored
-    wanted = set(claims)
-    return [{**row, "ablation": name, "runs": table["runs"]}
-            for name, table in (stored or {}).get("ablations", {}).items()
-            for row in table["rows"] if row["claim"] in wanted]
-
-
-def ablation_markdown(stored: dict) -> str:
-    """docs/paper-comparisons.md's tables: per ablation, each claim's verdict with our deviation and without it."""
-    out = []
-    for name, table in stored["ablations"].items():
-        spec = ABLATIONS[name]
-        runs = f"{table['runs']} paired runs per side, seed {table['seed']}" if table["runs"] else "accounting only"
-        out += [f"**{name}** ({runs}). Ours: {spec['deviation']}. The authors': {spec['authors']}.", "",
-                "| claim | verdict with our deviation | verdict the authors' way | conclusion |",
-                "| --- | --- | --- | --- |"]
-        for row in table["rows"]:
-            cells = []
-            for side in ("with", "without"):
-                n = row[side]
-                cells.append(f"{n['verdict']} ({n['difference']:+.4f}" + (f" ± {n['stderr']:.4f})" if n["stderr"]
-                                                                         else ")"))
-            out.append(f"| {row['claim']} | {cells[0]} | {cells[1]} | {row['conclusion']} |")
-        out.append("")
-    return "\n".join(out)

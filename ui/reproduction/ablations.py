@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from engine.reproduce.ablations import rows_for
+from engine.reproduce.ablation_tables import rows_for
 
 
 def _cell(numbers: dict) -> str:
