@@ -150,12 +150,33 @@ def authors_trace(checkout: Path, iterations: int, seed: int) -> dict:
     return {"rounds": rounds[:iterations], "threshold": float(ns["S"] / np.sqrt(ns["N_partitions"]))}
 
 
+def logged_trace(log: Path, checkout: Path, iterations: int) -> dict:
+    """The authors' rounds 0..iterations-1 as an earlier run of this script logged them (``authors round r: {...}``)."""
+    rounds = {}
+    for line in log.read_text().splitlines():
+        if line.startswith("authors round "):
+            head, payload = line.split(": ", 1)
+            rounds[int(head.split()[-1])] = json.loads(payload)
+    if any(r not in rounds for r in range(iterations)):
+        raise _Refused(f"{log} logs {len(rounds)} rounds of the authors' run, fewer than --iterations {iterations}.")
+    if not (checkout / SCRIPT).is_file():
+        raise _Refused(f"{checkout} holds no {SCRIPT}; give the path of a checkout of the authors' repository.")
+    # Their S / sqrt(N_partitions) = 22 / 2 (landmine_dp_fts_de.py:50, :70 and :133).
+    return {"rounds": [rounds[r] for r in range(iterations)], "threshold": 11.0, "from_log": str(log.name)}
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("checkout", help="path of a checkout of the authors' repository")
     parser.add_argument("--iterations", type=int, default=10)
     parser.add_argument("--seeds", default="0,1", help="comma-separated seed numbers, one run of each side per seed")
     parser.add_argument("--out", default=str(ROOT / "data" / "reproduction" / "authors-trace.json"))
+    parser.add_argument("--authors-commit", default=None,
+                        help="the authors' commit, for a checkout exported without its .git (default: git's answer)")
+    parser.add_argument("--note", default="", help="a sentence for the provenance (how the authors' run went)")
+    parser.add_argument("--authors-log", default=None,
+                        help="take the authors' rounds from the stderr of an earlier run of this script (one seed), "
+                             "e.g. one stopped once its last wanted round was logged, instead of running their code")
     args = parser.parse_args(argv)
     checkout = Path(args.checkout).expanduser().resolve()
     try:
@@ -174,7 +195,8 @@ def main(argv=None) -> int:
     try:
         for seed in seeds:
             started = time.perf_counter()
-            theirs = authors_trace(checkout, args.iterations, seed)
+            theirs = (logged_trace(Path(args.authors_log), checkout, args.iterations) if args.authors_log
+                      else authors_trace(checkout, args.iterations, seed))
             their_seconds = time.perf_counter() - started
             started = time.perf_counter()
             ours = engine_trace(args.iterations, seed)
@@ -189,12 +211,13 @@ def main(argv=None) -> int:
     pooled = {side: summary([r for run in runs for r in run[side]["rounds"]]) for side in ("authors", "engine")}
     out = {"provenance": {"authors_repository": "github.com/daizhongxiang/"
                                                 "Differentially-Private-Federated-Bayesian-Optimization",
-                          "authors_commit": _commit(checkout), "authors_script": SCRIPT,
+                          "authors_commit": args.authors_commit or _commit(checkout), "authors_script": SCRIPT,
                           "changed_in_their_script": {k: v.format(rounds=args.iterations + 1)
                                                       for k, v in REPLACE.items()},
                           "command": "python benchmarks/trace_authors_dpftsde.py AUTHORS_CHECKOUT "
-                                     f"--iterations {args.iterations} --seeds {args.seeds}",
-                          "date": dt.date.today().isoformat(), "engine_commit": _commit(ROOT)},
+                                     f"--iterations {args.iterations} --seeds {args.seeds}"
+                                     + (" --authors-log LOG" if args.authors_log else ""),
+                          "date": dt.date.today().isoformat(), "engine_commit": _commit(ROOT), "note": args.note},
            "iterations": args.iterations, "seeds": seeds, "runs": runs, "pooled": pooled}
     Path(args.out).write_text(json.dumps(out, indent=1) + "\n")
     print(json.dumps(pooled, indent=1))

@@ -134,3 +134,18 @@ def test_cli_prices_an_ablation_as_twice_its_settings_blocks():
     args = build_parser().parse_args(["reproduce", "ablations", "--parts", "fig7a-shifts,fig11-neighbours",
                                       "--runs", "8"])
     assert cost(args).seconds > two.seconds > 0
+
+
+def test_extent_switch_changes_only_the_synthetic_draw_and_only_when_asked():
+    from engine.pogpucb import PoConfig, build_task
+    from engine.pogpucb.tasks import SYNTHETIC_EXTENT
+    from engine.validation import ConfigError
+
+    ours, same = build_task("synthetic", 0), build_task("synthetic", 0, SYNTHETIC_EXTENT)
+    assert np.array_equal(ours.f, same.f) and np.array_equal(ours.X, same.X)
+    wider = build_task("synthetic", 0, 15.0)
+    # The inputs are normalised to a maximal norm of 25 whatever the extent: only the function changes.
+    assert np.array_equal(wider.X, ours.X) and not np.allclose(wider.f, ours.f)
+    assert PoConfig().extent is None
+    with pytest.raises(ConfigError, match="synthetic task only"):
+        PoConfig(dataset="branin", extent=15.0)
