@@ -41,10 +41,11 @@ from engine.reproduce.runs import block_seeds, outcome, run_tasks, setting_confi
 from engine.validation import ConfigError, check_choice, check_int
 
 # The S = 11, P = 2 clip share the paper reports (Fig. 2b and Fig. 4's caption), and the ω scale that gives it
-# here: the 99.2 % quantile of the selected vectors' norms in our runs is this many times S / sqrt(2)
-# (measured by :func:`clip_scale` over 100 runs, seed 0; tests/test_ablations.py re-measures it on a few).
+# here: S / sqrt(2) over the 99.2 % quantile of the selected vectors' norms, :func:`clip_scale` over the 20 runs
+# the stored ablation makes (seed 0). The share moves from run to run (5 other runs gave 0.97), so it is a
+# measured constant of those runs, not a property of the method.
 PAPER_CLIP_PERCENT = 0.8
-CLIP_SCALE = 0.97
+CLIP_SCALE = 0.907
 
 ABLATIONS = {
     "landmine-metric": dict(
