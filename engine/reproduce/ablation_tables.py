@@ -45,15 +45,18 @@ def ablation_markdown(stored: dict) -> str:
     for name, table in stored["ablations"].items():
         spec = ABLATIONS[name]
         runs = f"{table['runs']} paired runs per side, seed {table['seed']}" if table["runs"] else "accounting only"
-        out += [f"**{name}** ({runs}). Ours: {spec['deviation']}. The authors': {spec['authors']}.", "",
-                "| claim | verdict with our deviation | verdict the authors' way | conclusion |",
-                "| --- | --- | --- | --- |"]
+        if table.get("base", {}).get("agents"):
+            runs += f", the first {table['base']['agents']} landmine fields"
+        out += [f"**{name}** ({runs}). Ours: {spec['deviation']}. Without it: {spec['authors']}.", "",
+                "| claim | verdict with our deviation | verdict without it | conclusion |", "| --- | --- | --- | --- |"]
         for row in table["rows"]:
             cells = []
             for side in ("with", "without"):
                 n = row[side]
-                cells.append(f"{n['verdict']} ({n['difference']:+.4f}" + (f" ± {n['stderr']:.4f})" if n["stderr"]
-                                                                         else ")"))
+                cells.append(f"{n['verdict']} ({n['difference']:+.4f}"
+                             + (f" ± {n['stderr']:.4f})" if n["stderr"] else ")"))
+            if row["authors"] != spec["authors"]:
+                cells[1] = f"{row['authors']}: {cells[1]}"
             out.append(f"| {row['claim']} | {cells[0]} | {cells[1]} | {row['conclusion']} |")
         out.append("")
     return "\n".join(out)
