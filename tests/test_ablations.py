@@ -70,6 +70,7 @@ def test_fig11_table_matches_the_stored_verdicts_on_our_side():
         assert row["without"]["verdict"] == "holds"
 
 
+@pytest.mark.filterwarnings("ignore:The `probability` parameter was deprecated:FutureWarning")
 def test_metric_switch_is_the_authors_predict_proba_and_the_default_unchanged(data_dir):
     from sklearn.metrics import roc_auc_score
     from sklearn.svm import SVC

@@ -33,6 +33,9 @@ HELP = "Reproduce a paper's experiments (or all): curves with standard errors ov
 PAPERS = tuple(REGISTERED) + ("all", "ablations")
 # Papers whose parts are federated BO settings, run and priced block by block of runs.
 FBO_PAPERS = ("dp-fts-de", "fts", "ablations")
+# The fig11-neighbours ablation's accounting (27 RDP privacy losses, the fixed samples' the slowest): 15 s of CPU
+# measured on the 2-core development machine, priced with a margin.
+FIG11_SECONDS, FIG11_MB = 30.0, 300.0
 
 
 def add_arguments(parser) -> None:
@@ -196,6 +199,8 @@ def cost(args) -> Cost:
             shared += objectives
             if paper == "ablations" and "pogpucb-extent" in parts:   # three extents' Fig. 2a: below the part's price
                 serial.append(paper_cost("po-gp-ucb", ("synthetic",), min(_runs(args, paper), 50), workers=1))
+            if paper == "ablations" and "fig11-neighbours" in parts:   # 27 privacy losses: 15 s of CPU, measured
+                serial.append(Cost(FIG11_SECONDS, FIG11_MB, "parts"))
         else:
             serial.append(paper_cost(paper, parts, _runs(args, paper), repetitions=args.repetitions,
                                      training=args.training if paper == "dp-hype" else None,
