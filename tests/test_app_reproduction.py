@@ -284,3 +284,17 @@ def test_the_estimate_before_run_says_it_includes_a_missing_tables_build(tmp_pat
     assert f"(about {format_seconds(runs + build)} of computing, which includes building the har-standin table " \
            "of scores first, once)" in caption, caption
     assert f"The table's build is about {format_seconds(build)} of that" in caption, caption
+
+
+def test_an_investigation_shows_its_ablation_table():
+    from engine.reproduce.ablation_tables import stored_ablations
+
+    if stored_ablations() is None:
+        pytest.skip("data/reproduction/ablations.json not generated")
+    at = page(part="heterogeneous")
+    tables = [d.value for d in at.dataframe if "our deviation" in d.value.columns]
+    assert len(tables) == 1 and tables[0]["verdict with it"][0].startswith("reversed")
+    assert tables[0]["verdict without it"][0].startswith("reversed")
+    pogpucb = page(paper="po-gp-ucb")
+    extents = [d.value for d in pogpucb.dataframe if "our deviation" in d.value.columns]
+    assert extents and any("3.75" in a for t in extents for a in t["the authors' way"])

@@ -57,6 +57,7 @@ DOORS = [
     ("reproduce po-gp-ucb", ["reproduce", "po-gp-ucb", "--runs", "1000", "--quiet"]),
     ("reproduce fts", ["reproduce", "fts", "--runs", "1000", "--functions", "1000", "--quiet"]),
     ("reproduce all", ["reproduce", "all", "--runs", "1000", "--quiet"]),
+    ("reproduce ablations", ["reproduce", "ablations", "--runs", "1000", "--quiet"]),
     ("export flower fbo", ["export", "flower", "--tool", "fbo", "--agents", MILLION, "--out", "OUT/fbo"]),
     ("export flower hype", ["export", "flower", "--tool", "hype", "--clients", MILLION, "--k", "1000",
                             "--out", "OUT/hype"]),

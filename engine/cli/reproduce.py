@@ -24,23 +24,29 @@ from engine.reproduce.papers import (claim_lines, default_parts, paper_cost, pap
 from engine.reproduce.dp_fts_de import (CORE_PARTS, LANDMINE_RUNS, SYNTHETIC_PARTS, SYNTHETIC_RUNS, parse_parts,
                                        part_runs)
 from engine.reproduce.report import Setting, block_seeds, deciding_comparison, setting_config
+from engine.reproduce.ablations import (ABLATIONS, NAMES as ABLATION_NAMES, ablation_lines, ablation_settings,
+                                        run_ablations)
 from engine.reproduce.runs import block_key
 from engine.validation import ConfigError, check_choice, check_int
 
 WHAT = "This reproduction"
 HELP = "Reproduce a paper's experiments (or all): curves with standard errors over runs, claims judged."
-PAPERS = tuple(REGISTERED) + ("all",)
+PAPERS = tuple(REGISTERED) + ("all", "ablations")
 # Papers whose parts are federated BO settings, run and priced block by block of runs.
-FBO_PAPERS = ("dp-fts-de", "fts")
+FBO_PAPERS = ("dp-fts-de", "fts", "ablations")
+# The fig11-neighbours ablation's accounting (27 RDP privacy losses, the fixed samples' the slowest): 15 s of CPU
+# measured on the 2-core development machine, priced with a margin.
+FIG11_SECONDS, FIG11_MB = 30.0, 300.0
 
 
 def add_arguments(parser) -> None:
     parser.add_argument("paper", metavar="{" + ",".join(PAPERS) + "}", help="which paper to reproduce")
     parser.add_argument("--parts", default=None,
                         help=f"comma-separated parts to run (dp-fts-de: default {','.join(CORE_PARTS)}, or all: "
-                             f"{','.join(PARTS)}; fts: {','.join(fts.PARTS)}; the others: their figures; "
-                             "default, and under all, every part but dp-hype's fashion-mnist, which needs the Debian "
-                             "package dataset-fashion-mnist and about 4 GB with two workers)")
+                             f"{','.join(PARTS)}; fts: {','.join(fts.PARTS)}; ablations: "
+                             f"{','.join(ABLATION_NAMES)}; the others: their figures; default, and under all, every "
+                             "part but dp-hype's fashion-mnist, which needs the Debian package dataset-fashion-mnist "
+                             "and about 4 GB with two workers)")
     parser.add_argument("--runs", type=int, default=None,
                         help=f"runs per setting of every part (default: the paper's; dp-fts-de: {LANDMINE_RUNS} on "
                              f"landmine, 10 on the stand-in tasks; fts: initialisations, {fts.RUNS})")
@@ -103,6 +109,13 @@ def _papers(args) -> tuple[str, ...]:
 
 
 def _parts_of(args, paper: str) -> tuple[str, ...]:
+    if paper == "ablations":
+        if args.parts is None:
+            return ABLATION_NAMES
+        names = tuple(p.strip() for p in str(args.parts).split(",") if p.strip())
+        for name in names:
+            check_choice("ablation", name, ABLATION_NAMES)
+        return names
     if paper == "dp-fts-de":
         if args.paper == "all":
             return PARTS
@@ -119,6 +132,8 @@ def _parts_of(args, paper: str) -> tuple[str, ...]:
 def _runs(args, paper: str) -> int | None:
     """Runs per setting of ``paper``: the command line's (at most the paper's under ``all``), else the paper's
     (None for dp-fts-de: each part's own count, engine.reproduce.dp_fts_de.part_runs)."""
+    if paper == "ablations":
+        return LANDMINE_RUNS if args.runs is None else args.runs
     own = LANDMINE_RUNS if paper == "dp-fts-de" else fts.RUNS if paper == "fts" else paper_runs(paper)
     if args.runs is None:
         return None if paper == "dp-fts-de" else own
@@ -149,16 +164,22 @@ def _fbo_cells(args, paper: str, parts) -> tuple[list[Cost], list[Cost]]:
     cells, shared, seen = [], [], set()
     nothing = Cost(0.0, 0.0, "runs")
     specs = fts.PART_SPECS if paper == "fts" else PART_SPECS
+    if paper == "ablations":      # each ablation runs its claims' settings twice: with the deviation and without
+        parts = tuple(ABLATIONS[name]["part"] for name in parts if name not in ("fig11-neighbours", "pogpucb-extent"))
+        wanted = set(ablation_settings(args.parts))
     for name in parts:
         part = specs[name]
         if paper == "fts":
             runs = _runs(args, paper)
         else:
-            runs = part_runs(name, _runs(args, paper), args.synthetic_runs)
-        # The fts synthetic part runs its blocks once per GP function.
-        repeats = args.functions if paper == "fts" and name == "synthetic" else 1
+            runs = _runs(args, paper) if paper == "ablations" else part_runs(name, _runs(args, paper),
+                                                                              args.synthetic_runs)
+        # The fts synthetic part runs its blocks once per GP function; an ablation twice.
+        repeats = args.functions if paper == "fts" and name == "synthetic" else 2 if paper == "ablations" else 1
         # The run-time part steps single runs of the rivals by hand: priced as FTS runs of its base.
         settings = part.settings or (Setting("fts", "FTS", dict(algorithm="fts")),)
+        if paper == "ablations":
+            settings = tuple(s for s in settings if (name, s.key) in wanted)
         for block_seed, size in block_seeds(args.seed, runs) * repeats:
             for setting in settings:
                 config = setting_config(part.base, setting, block_seed, size)
@@ -182,6 +203,10 @@ def cost(args) -> Cost:
             more, objectives = _fbo_cells(args, paper, parts)
             cells += more
             shared += objectives
+            if paper == "ablations" and "pogpucb-extent" in parts:   # three extents' Fig. 2a: below the part's price
+                serial.append(paper_cost("po-gp-ucb", ("synthetic",), min(_runs(args, paper), 50), workers=1))
+            if paper == "ablations" and "fig11-neighbours" in parts:   # 27 privacy losses: 15 s of CPU, measured
+                serial.append(Cost(FIG11_SECONDS, FIG11_MB, "parts"))
         else:
             serial.append(paper_cost(paper, parts, _runs(args, paper), repetitions=args.repetitions,
                                      training=args.training if paper == "dp-hype" else None,
@@ -202,6 +227,12 @@ def cost(args) -> Cost:
 
 def _fbo_paper(args, paper: str, parts, workers) -> dict:
     started = time.perf_counter()
+    if paper == "ablations":
+        payload = run_ablations(parts, runs=_runs(args, paper), seed=args.seed, jobs=workers)
+        payload.update(paper="ablations", seed=args.seed, seconds=round(time.perf_counter() - started, 1))
+        if not args.quiet:
+            print("\n".join(ablation_lines(payload)), file=sys.stderr, flush=True)
+        return payload
     if paper == "fts":
         results = fts.reproduce(parts, runs=_runs(args, paper), functions=args.functions, seed=args.seed,
                                 jobs=workers, progress=_progress(args.quiet))

@@ -121,7 +121,10 @@ def aggregate_batch(vectors: np.ndarray, weights: np.ndarray, *, q: float, z: fl
     clipped_vectors = vectors * scale[:, :, None]
     # Line 10: omega^(i) = sum over selected n of phi_n^(i) / q * clipped omega_n.
     signal = _combine(weights, clipped_vectors * selected[:, :, None]) / q
-    # Line 11: noise std z * phi_max * S / q, phi_max over all sub-regions and agents.
+    # Line 11: noise std z * phi_max * S / q, phi_max over all sub-regions and agents (the paper's text, Sec. 3.3:
+    # phi_max = max over i and n). The authors' landmine code takes the max of each sub-region's own weights
+    # (landmine_dp_fts_de.py:145, np.max(ws)), less noise where a sub-region has more own explorers (landmine
+    # sub-region 0: 7.86 against 8.98); we keep the text (data/reproduction/authors-trace.json, docs).
     noise_std = float(z * weights.max() * S / q)
     noise = rng.normal(0.0, noise_std, size=(R, P, M))
     return BatchServerStep(vectors, selected, clipped, clipped_vectors, weights, signal, noise, noise_std,

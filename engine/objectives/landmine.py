@@ -65,8 +65,11 @@ def split_fields(fields, seed: int, split: str = "authors") -> tuple[SplitData, 
 
 
 def make_task(n_agents: int | None = None, alpha: float | None = None, seed: int = 0,
-              data_dir: str | None = None, split: str = "authors") -> RbfSvmTask:
+              data_dir: str | None = None, split: str = "authors", metric: str = "auc") -> RbfSvmTask:
     """The landmine task for the first ``n_agents`` fields (default all 29); ``alpha`` is ignored.
+
+    ``metric``: ``"auc"`` (ours, the decision function's AUC, deterministic) or ``"auc-proba"`` (the authors':
+    the AUC of ``SVC(probability=True).predict_proba``, an ablation; its table is cached apart).
 
     ``seed`` only matters for ``split="seeded"``. Raises
     :class:`engine.objectives.DatasetUnavailable` when the data file is missing or
@@ -79,6 +82,7 @@ def make_task(n_agents: int | None = None, alpha: float | None = None, seed: int
                               f"{LANDMINE_FIELDS}, got {n_agents}.", "agents")
     seed = check_int("objective_seed", seed, 0, name="objective seed")
     split = check_choice("split", split, SPLITS, name="data split")
+    metric = check_choice("metric", metric, ("auc", "auc-proba"), name="landmine metric")
     fields = load_landmine(data_dir)
     count = LANDMINE_FIELDS if n_agents is None else int(n_agents)
     if split == "authors":
@@ -88,7 +92,7 @@ def make_task(n_agents: int | None = None, alpha: float | None = None, seed: int
         split_definition = {"split": "stratified-half", "split_seed": seed}
     return RbfSvmTask(
         name="landmine", agents=split_fields(fields[:count], seed, split), c_range=C_RANGE,
-        gamma_range=GAMMA_RANGE, metric="auc", metric_label="1 - AUC", lengthscale=0.01, noise_var=1e-6,
+        gamma_range=GAMMA_RANGE, metric=metric, metric_label="1 - AUC", lengthscale=0.01, noise_var=1e-6,
         default_grid=DEFAULT_GRID, scale="linear",
         data_definition={"data_sha256": LANDMINE_SHA256, "features": "raw", **split_definition},
         summary=f"Landmine detection: RBF SVM on {count} fields, validation AUC")

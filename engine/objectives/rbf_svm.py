@@ -47,20 +47,34 @@ class _Svc:
     give the same scores.
     """
 
-    def __init__(self, kernel: np.ndarray, codes: np.ndarray, n_classes: int, c_value: float):
+    def __init__(self, kernel: np.ndarray, codes: np.ndarray, n_classes: int, c_value: float,
+                 probability: bool = False):
         self.model = None
         _libsvm = _fast_libsvm()
+        # SVC(probability=True, random_state=PROBABILITY_STATE) seeds libsvm's internal cross-validation with the
+        # first draw of that state; both paths use it, so they give the same probabilities.
+        seed = int(np.random.RandomState(PROBABILITY_STATE).randint(np.iinfo("i").max)) if probability else 0
         if _libsvm is not None:
             try:
                 (self.support, self.vectors, self.n_support, self.coef, self.intercept, self.prob_a, self.prob_b,
                  _, _) = _libsvm.fit(kernel, codes, svm_type=0, kernel="precomputed", C=float(c_value),
-                                     class_weight=np.ones(n_classes), sample_weight=np.empty(0), random_seed=0)
+                                     class_weight=np.ones(n_classes), sample_weight=np.empty(0),
+                                     probability=int(probability), random_seed=seed)
                 return
             except TypeError:  # the private signature changed: use the public estimator
                 pass
         from sklearn.svm import SVC
 
-        self.model = SVC(kernel="precomputed", C=float(c_value)).fit(kernel, codes)
+        extra = dict(probability=True, random_state=PROBABILITY_STATE) if probability else {}
+        self.model = SVC(kernel="precomputed", C=float(c_value), **extra).fit(kernel, codes)
+
+    def probability(self, kernel: np.ndarray) -> np.ndarray:
+        """Platt-scaled probability of class code 1 (``SVC.predict_proba(...)[:, 1]``; fitted with probability)."""
+        if self.model is not None:
+            return self.model.predict_proba(kernel)[:, 1]
+        return _fast_libsvm().predict_proba(kernel, self.support, self.vectors, self.n_support, self.coef,
+                                            self.intercept, self.prob_a, self.prob_b, svm_type=0,
+                                            kernel="precomputed")[:, 1]
 
     def decision(self, kernel: np.ndarray) -> np.ndarray:
         """Binary decision values, positive favouring class code 1 (``SVC.decision_function``)."""
@@ -76,6 +90,11 @@ class _Svc:
         return _fast_libsvm().predict(kernel, self.support, self.vectors, self.n_support, self.coef, self.intercept,
                                self.prob_a, self.prob_b, svm_type=0, kernel="precomputed")
 
+
+# The landmine authors score with SVC(probability=True) and the AUC of predict_proba (landmine_dp_fts_de.py:37-40),
+# with no random_state (libsvm's Platt scaling cross-validates on a random split); metric "auc-proba" fixes it.
+PROBABILITY_STATE = 0
+METRICS = ("auc", "accuracy", "auc-proba")
 
 _LIBSVM = "unloaded"  # scikit-learn's private libsvm module, imported on first use; None when absent
 
@@ -94,10 +113,11 @@ def _fast_libsvm():
 def svm_scores(data: SplitData, c_values: np.ndarray, gammas: np.ndarray, metric: str) -> np.ndarray:
     """Validation score of an RBF SVM trained on ``data`` at each pair (C, gamma).
 
-    ``metric`` is ``"auc"`` (binary labels; ranks the decision function) or
+    ``metric`` is ``"auc"`` (binary labels; ranks the decision function), ``"auc-proba"`` (ranks
+    the Platt-scaled probability of ``SVC(probability=True)``, as the landmine authors score) or
     ``"accuracy"``. The score of a pair does not depend on the other pairs.
     """
-    check_choice("metric", metric, ("auc", "accuracy"))
+    check_choice("metric", metric, METRICS)
     c_values = np.asarray(c_values, dtype=float)
     gammas = np.asarray(gammas, dtype=float)
     from scipy.spatial.distance import cdist
@@ -119,6 +139,11 @@ def svm_scores(data: SplitData, c_values: np.ndarray, gammas: np.ndarray, metric
             for j, row in enumerate(rows):
                 decisions[:, j] = _Svc(k_train, codes, len(classes), c_values[row]).decision(k_valid)
             out[rows] = auc_columns(data.y_valid == classes[1], decisions)
+        elif metric == "auc-proba":
+            probabilities = np.empty((len(data.y_valid), len(rows)))
+            for j, row in enumerate(rows):
+                probabilities[:, j] = _Svc(k_train, codes, len(classes), c_values[row], True).probability(k_valid)
+            out[rows] = auc_columns(data.y_valid == classes[1], probabilities)
         else:
             for row in rows:
                 predicted = _Svc(k_train, codes, len(classes), c_values[row]).predict(k_valid)

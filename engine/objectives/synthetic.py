@@ -17,6 +17,7 @@ function f_n (scaled to [0, 1] like the base) and uses alpha f_n + (1 - alpha)
 f_base. The paper states no perturbation for that experiment; we keep the
 +-0.02 shifts on top so that alpha = 0 is exactly the B.1.1 setting and the
 setting moves continuously with alpha (they are small next to alpha f_n).
+``shifts=False`` (an ablation, engine.reproduce.ablations) drops them: the paper's mixing alone.
 """
 
 from __future__ import annotations
@@ -58,20 +59,22 @@ def _gp_draws(n_points: int, n_draws: int, rng: np.random.Generator) -> np.ndarr
     return (draws - low) / (high - low)
 
 
-def synthetic_values(n_agents: int, alpha: float | None, seed: int) -> tuple[np.ndarray, np.ndarray]:
-    """The grid (C,) and every agent's noiseless values (N, C)."""
+def synthetic_values(n_agents: int, alpha: float | None, seed: int, shifts: bool = True
+                     ) -> tuple[np.ndarray, np.ndarray]:
+    """The grid (C,) and every agent's noiseless values (N, C); ``shifts=False``: without the +-0.02 shifts."""
     rng = np.random.default_rng(seed)
     grid = np.linspace(0.0, 1.0, GRID_SIZE)
     base = _gp_draws(GRID_SIZE, 1, rng)[0]
     values = np.broadcast_to(base, (n_agents, GRID_SIZE)).copy()
     if alpha:
         values = alpha * _gp_draws(GRID_SIZE, n_agents, rng) + (1.0 - alpha) * base
-    values += np.where(rng.random((n_agents, GRID_SIZE)) < 0.5, SHIFT, -SHIFT)
+    if shifts:
+        values += np.where(rng.random((n_agents, GRID_SIZE)) < 0.5, SHIFT, -SHIFT)
     return grid, values
 
 
 def build(n_agents: int | None = None, alpha: float | None = None, seed: int = 0, data_dir=None,
-          domain: str = "table"):
+          domain: str = "table", shifts: bool = True):
     """Build the synthetic objective (registry contract).
 
     Parameters
@@ -92,7 +95,7 @@ def build(n_agents: int | None = None, alpha: float | None = None, seed: int = 0
         alpha = check_range("alpha", alpha, 0, 1, name="heterogeneity alpha")
     seed = check_int("objective_seed", seed, 0, name="objective seed")
     check_choice("domain", domain, ("table", "continuous"))
-    grid, values = synthetic_values(n_agents, alpha, seed)
+    grid, values = synthetic_values(n_agents, alpha, seed, shifts)
     common = dict(name="synthetic", n_agents=n_agents, dim=DIM, noise_std=float(np.sqrt(NOISE_VAR)),
                   reference=values.max(axis=1), metric_label="simple regret", lengthscale=LENGTHSCALE,
                   noise_var=NOISE_VAR, own_gp_prior=(LENGTHSCALE, 1.0, NOISE_VAR), own_refit_every=0,

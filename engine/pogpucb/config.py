@@ -84,12 +84,18 @@ class PoConfig:
     # Fixes the task (synthetic GP draw, the curator's ML fit).
     task_seed: int = setting(0, low=0, high=SEED_MAX, not_on_page=PAGE_DEFAULT,
                              help="fixes the synthetic GP draw and the ML fit")
+    # The synthetic grid's side: the square [0, extent]^2 (the paper does not state it; None: ours, 7.5).
+    extent: float | None = setting(None, kind=float, optional=True, low=0, low_open=True, high=1000,
+                                   not_on_page=PAGE_DEFAULT, noun="synthetic grid extent",
+                                   help="synthetic task only: the grid [0, extent]^2 (default 7.5)")
     baseline: bool = setting(True, not_on_page=PAGE_DEFAULT, help="skip non-private GP-UCB")
     # Pairs sampled for the distance-distortion histogram.
     distortion_pairs: int = setting(2000, low=0, high=MAX_DISTORTION_PAIRS, not_on_page=PAGE_DEFAULT)
 
     def __post_init__(self):
         validate(self, normalize=True)
+        if self.extent is not None and self.dataset != "synthetic":
+            raise ConfigError("The grid extent applies to the synthetic task only.", "extent")
 
     @property
     def log_epsilon(self) -> float:

@@ -54,7 +54,7 @@ class CuratorSummary:
 
 def curator_summary(config: PoConfig) -> CuratorSummary:
     """Branch, sigma_min, omega and the largest admissible r for ``config`` (no BO run)."""
-    task = build_task(config.dataset, config.task_seed)
+    task = build_task(config.dataset, config.task_seed, config.extent)
     return summarise(task.X, config.epsilon, config.delta, config.r)
 
 
@@ -69,7 +69,7 @@ def summarise(X: np.ndarray, epsilon: float, delta: float, r: int) -> CuratorSum
 
 def first_release(config: PoConfig) -> tuple[PoTask, Release]:
     """The task and the curator's release of run 0 (what the modeler of run 0 receives)."""
-    task = build_task(config.dataset, config.task_seed)
+    task = build_task(config.dataset, config.task_seed, config.extent)
     _, proj, _, _ = _streams(config.seed, 0)
     return task, release(task.X, config.epsilon, config.delta, config.r, proj)
 
@@ -174,7 +174,7 @@ def iter_pogpucb(config: PoConfig) -> Iterator[PoResult]:
         raise ConfigError("run_pogpucb needs a PoConfig.")
     start = time.perf_counter()
     with single_threaded_blas():
-        task = build_task(config.dataset, config.task_seed)
+        task = build_task(config.dataset, config.task_seed, config.extent)
     if config.initial_points > task.n:
         raise ConfigError(f"initial_points must be at most the {task.n} rows of {config.dataset}, "
                           f"got {config.initial_points}.", "initial_points")

@@ -141,19 +141,21 @@ def _fit_hyper(X, f, noise_var, rng) -> SEHyper:
     return fit_isotropic(X[idx], y, rng)
 
 
-def build_task(name: str, task_seed: int = 0) -> PoTask:
-    """Build (and memoise) the task ``name``; ``task_seed`` fixes the GP draw and the ML fit."""
+def build_task(name: str, task_seed: int = 0, extent: float | None = None) -> PoTask:
+    """Build (and memoise) the task ``name``; ``task_seed`` fixes the GP draw and the ML fit. ``extent``: the
+    synthetic grid's side (None: :data:`SYNTHETIC_EXTENT`; other values are an ablation of that choice)."""
     check_choice("dataset", name, TASKS)
     with single_threaded_blas():
-        return _build_task(name, int(task_seed))
+        return _build_task(name, int(task_seed), None if extent is None else float(extent))
 
 
 @lru_cache(maxsize=16)
-def _build_task(name: str, task_seed: int) -> PoTask:
+def _build_task(name: str, task_seed: int, extent: float | None = None) -> PoTask:
     rng = np.random.default_rng([task_seed, 1729])
     if name == "synthetic":
-        X = normalise_inputs(unit_grid(GRID_SIDE, SYNTHETIC_EXTENT))
-        f = sample_grid_gp(GRID_SIDE, SYNTHETIC_EXTENT, SYNTHETIC_LENGTHSCALE, 1.0, rng)
+        side = SYNTHETIC_EXTENT if extent is None else extent
+        X = normalise_inputs(unit_grid(GRID_SIDE, side))
+        f = sample_grid_gp(GRID_SIDE, side, SYNTHETIC_LENGTHSCALE, 1.0, rng)
         noise = SYNTHETIC_NOISE_VAR
         names = ("x1", "x2")
     elif name == "branin":

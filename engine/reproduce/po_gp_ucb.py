@@ -58,9 +58,9 @@ SOURCES = {"synthetic": "Sec. 4, synthetic GP", "loan": "Sec. 4, loan applicatio
            "property": "Sec. 4, property prices", "branin": "App. A (Branin-Hoo)"}
 
 
-def _final(dataset, delta, T, r, log_eps, runs, seed, baseline=False):
+def _final(dataset, delta, T, r, log_eps, runs, seed, baseline=False, extent=None):
     config = PoConfig(dataset=dataset, epsilon=math.exp(log_eps), delta=delta, r=r, iterations=T, runs=runs,
-                      seed=seed, baseline=baseline, distortion_pairs=0)
+                      seed=seed, baseline=baseline, distortion_pairs=0, extent=extent)
     result = run_pogpucb(config)
     base = None if result.baseline_regrets is None else result.baseline_regrets[:, -1]
     return result.final_regrets, base, result.summary
@@ -147,6 +147,17 @@ def part(name: str, runs: int, seed: int, progress=None) -> dict:
     return {"title": f"{src} ({figure}" + (", " + ", ".join(f"Table {t[5:]}" for t in tables) if tables else "")
             + ")", "dataset": dataset, "metric": f"simple regret after T = {T} (sigma_y)", "runs": runs,
             "delta": delta, "iterations": T, "settings": settings, "claims": claims}
+
+
+def figure_claims(name: str, runs: int, seed: int, extent=None) -> list[dict]:
+    """Fig. 2's ordering claims of part ``name`` ("smaller epsilon, more regret"), alone (``extent``: the synthetic
+    grid's side, None: ours; the ablation engine.reproduce.ablations varies it)."""
+    dataset, delta, T, r_fig, log_eps, _, figure = FIGURES[name]
+    finals = {e: _final(dataset, delta, T, r_fig, e, runs, seed, extent=extent)[0] for e in log_eps}
+    return [beats(f"{figure}: smaller epsilon, more regret: e^{bigger:g} beats e^{smaller:g} after T = {T}",
+                  f"{SOURCES[name]}, {figure}: 'smaller values of epsilon ... result in larger simple regret'", figure,
+                  finals[bigger], finals[smaller], higher=False, better_label=f"e^{bigger:g}",
+                  worse_label=f"e^{smaller:g}") for bigger, smaller in zip(log_eps, log_eps[1:])]
 
 
 def reproduce(parts=PARTS, *, runs: int = PAPER_RUNS, seed: int = 0, progress=None) -> dict:

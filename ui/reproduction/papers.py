@@ -82,6 +82,7 @@ def show_claims(paper: str, payload: dict) -> None:
     links to, the counts, and a collapsed section with the figure's data, its investigation (once) and claims."""
     from engine.reproduce.conclusions import conclusion
     from engine.reproduce.stored_papers import anchor, claims_of, summary
+    from ui.reproduction.ablations import show_ablations
     from ui.reproduction.view import stored_data_figure
 
     for row in (r for r in summary() if r["paper"] == paper):
@@ -92,6 +93,7 @@ def show_claims(paper: str, payload: dict) -> None:
                          expanded=False):
             if conclusion(paper, figure) and (row["not significant"] or row["reversed"]):
                 st.markdown("**Investigated.** " + conclusion(paper, figure))
+                show_ablations([claim["claim"] for claim in claims_of(paper, figure)])
             stored_data_figure(paper, figure, payload=payload)
             training = payload["parts"].get(row["part"], {}).get("training_label")
             if training:

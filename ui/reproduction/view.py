@@ -19,6 +19,7 @@ from engine.reproduce.report import deciding_comparison
 from engine.reproduce.investigations import investigation
 from engine.reproduce.stored import figure_name, figure_verdicts
 from ui.kit.charts import show
+from ui.reproduction.ablations import show_ablations
 from ui.fbo.figures import convergence_figure
 from ui.kit.figure_style import Line
 from ui.kit.routes import REPRODUCTION, page_link
@@ -99,6 +100,7 @@ def show_investigations(payload: dict) -> None:
         which = f"claim {rows[0]}" if len(rows) == 1 else "claims " + ", ".join(map(str, rows[:-1])) + \
             f" and {rows[-1]}"
         st.markdown(f"**Investigated ({which} of the table, #):** {note}")
+        show_ablations([payload["claims"][row - 1]["claim"] for row in rows])
 
 
 def coloured(table: pd.DataFrame):
