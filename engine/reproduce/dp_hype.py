@@ -35,7 +35,8 @@ from engine.hype import HypeConfig
 from engine.hype.calibration import calibrate_sigma
 from engine.hype.scores import TRAINING_LABELS, TRAININGS, schedule, score_table
 from engine.hype.sweeps import FIG2A_EPSILONS, FIG2A_KS, FIG2A_SIGMA_LOSSES, evaluate_grid, success_grid
-from engine.reproduce.claims import beats, counts, exact, level, proportion_beats, proportion_level
+from engine.reproduce.claims import (beats, counts, decide_payload, exact, level, mark, proportion_beats,
+                                     proportion_level)
 from engine.reproduce.runs import run_tasks
 from engine.validation import check_choice, check_int
 
@@ -129,7 +130,8 @@ def simulation(repetitions: int, seed: int) -> dict:
                          "|H_good| at epsilon = 1 (the smallest rate)", "Sec. V-B c), Fig. 2",
                          "Fig. 2b", float(rate2b[:, ks.index(3), E.index(1.0)].min()), 0.9, R),
     ]
-    return {"title": "Simulated clients (Sec. V-B, Fig. 2a and 2b)", "metric": "success rate",
+    mark(claims, "generated")
+    return {"title": "Simulated clients (Sec. V-B, Fig. 2a and 2b; Theorem V.1, App. A)", "metric": "success rate",
             "runs": R, "repetitions": R, "ks": ks, "epsilons": E, "sigma_losses": S, "goods": list(FIG2B_GOODS),
             "fig2a_success": rate2a.tolist(), "fig2b_success": rate2b.tolist(),
             "left_out": "|H_good| = 128 exceeds the 100 candidates", "claims": claims}
@@ -154,6 +156,7 @@ def communication() -> dict:
         exact("The server processes at least n vectors: n p numbers (p = 100, n = 250)", src, "Fig. 3",
               communication_numbers(100, 250)["server"], 250 * 100),
     ]
+    mark(claims, "generated", by_construction=True)     # arithmetic: a vector's length
     return {"title": "Communication (Sec. V-C, Fig. 3)", "metric": "numbers sent", "runs": 1, "table": table,
             "claims": claims}
 
@@ -168,6 +171,7 @@ def noise() -> dict:
         claims.append(exact(f"The noise scale (k = 5, delta = 1e-5): {what} (within 5 %)",
                             "Sec. VI-C: 'resulting in noise scales ... {103, 46, 24, 12.5, 4.7, 0}'", "Noise table",
                             sigma, paper, tolerance=0.05 * paper))
+    mark(claims, "generated", by_construction=True)     # the calibration's formula against the paper's numbers
     return {"title": "Noise scales (Sec. VI-C)", "metric": "sigma on the summed votes", "runs": 1, "table": rows,
             "claims": claims}
 
@@ -217,10 +221,11 @@ def build_tables(keys, training: str = TRAINING, jobs: int | None = None, progre
 
 
 def data(runs: int, seed: int, datasets=DATASETS, clients=CLIENTS, alphas=ALPHAS, votes: int = VOTES_PER_RUN,
-         progress=None, load_table=None, training: str = TRAINING, jobs: int | None = None) -> dict:
-    """Every cell of Figs. 4-6 and 9-11. Unless ``load_table`` replaces them, the score tables of every run
-    are built first, on ``jobs`` worker processes (default: all cores)."""
-    todo = [(d, n, alpha_of(d, n, a)) for d in datasets for n in clients for a in alphas]
+         progress=None, load_table=None, training: str = TRAINING, jobs: int | None = None, only=None) -> dict:
+    """Every cell of Figs. 4-6 and 9-11 (``only``: just these (n, alpha) cells). Unless ``load_table`` replaces
+    them, the score tables of every run are built first, on ``jobs`` worker processes (default: all cores)."""
+    todo = [(d, n, alpha_of(d, n, a)) for d in datasets for n in clients for a in alphas
+            if only is None or (n, a) in only]
     if load_table is None:
         tables = build_tables([(d, n, a, seed + run) for d, n, a in todo for run in range(runs)], training, jobs,
                               progress)
@@ -311,7 +316,40 @@ def data_claims(cells: dict, d: str, clients=CLIENTS, alphas=ALPHAS) -> list[dic
         out.append(beats(f"{d}: the maximum accuracy decreases for harder non-iid splits: OPT at alpha = 30 "
                          "above alpha = 0.5 (n = 50)", c9, "Fig. 9", cell(50, 30.0)["opt"], cell(50, 0.5)["opt"],
                          paired=False))
-    return out
+    # The paper's data sets are replaced by labelled stand-ins; scikit-learn's digits is a data set it never used.
+    return mark(out, "other" if d == "digits" else "stand-in")
+
+
+# The (n, alpha) cells data_claims compares (the others are drawn, not judged).
+CLAIM_CELLS = frozenset({(50, None), (100, None), (250, None), (100, 0.5), (100, 30.0), (250, 5.0), (50, 5.0),
+                         (50, 30.0), (50, 0.5)})
+
+
+def replicate_parts(wanted: dict, payload: dict, seed: int, *, jobs=None, progress=None) -> dict:
+    """The parts of ``wanted`` (engine.reproduce.replication.decisive) run again at ``seed``: the simulation and
+    the labels whole (cheap), the data part on the data sets and cells its decisive claims compare, with
+    engine.reproduce.replication.DP_HYPE_DATA_REPLICATION_RUNS splits."""
+    from engine.reproduce.dp_hype_labels import labels
+    from engine.reproduce.replication import DP_HYPE_DATA_REPLICATION_RUNS
+
+    parts = payload["parts"]
+    out = {}
+    if "simulation" in wanted:
+        out["simulation"] = simulation(int(parts["simulation"]["repetitions"]), seed)
+    if "labels" in wanted:
+        out["labels"] = labels(int(parts["labels"]["runs"]), seed, progress=progress)
+    if "data" in wanted:
+        names = tuple(d for d in DATASETS if any(text.startswith(f"{d}: ") for text in wanted["data"]))
+        out["data"] = data(DP_HYPE_DATA_REPLICATION_RUNS, seed, names, progress=progress, jobs=jobs,
+                           training=parts["data"].get("training", TRAINING), only=CLAIM_CELLS)
+    return {"paper": "dp-hype", "seed": seed, "parts": out}
+
+
+def data_from_cells(stored: dict) -> dict:
+    """A stored data part with its claims made again from its cells (per-run numbers) by the current code."""
+    cells = {_key(c["dataset"], c["clients"], c["alpha"]): c for c in stored["cells"]}
+    datasets = tuple(dict.fromkeys(c["dataset"] for c in stored["cells"]))
+    return dict(stored, claims=[c for d in datasets for c in data_claims(cells, d)])
 
 
 # ------------------------------------------------------------------ the whole paper
@@ -347,4 +385,4 @@ def reproduce(parts=PARTS, *, runs: int = PAPER_RUNS, repetitions: int = PAPER_R
         out[part]["name"] = part
         out[part]["seconds"] = round(time.perf_counter() - started, 2)
         out[part]["counts"] = counts(out[part]["claims"])
-    return {"paper": "dp-hype", "seed": seed, "parts": out}
+    return decide_payload({"paper": "dp-hype", "seed": seed, "parts": out})
