@@ -121,7 +121,10 @@ def main(argv=None) -> int:
     if args.provenance:
         path = Path(STORED_DIR) / "provenance.json"
         provenance = json.loads(path.read_text())
-        provenance["third_seed_set"] = summary
+        earlier = provenance.get("third_seed_set", {}).get("runs", [])
+        # One entry per command (a paper re-judged again replaces its earlier entry).
+        kept = [r for r in earlier if not set(r["papers"]) & set(summary["papers"])]
+        provenance["third_seed_set"] = {"seed": args.seed, "runs": kept + [summary]}
         path.write_text(json.dumps(provenance, indent=2) + "\n")
     print(json.dumps(summary, indent=2))
     return 0
