@@ -138,3 +138,30 @@ def test_the_tallies_keep_other_data_and_identities_apart():
         assert all("stand-in" in c["claim"] and c["data_kind"] == "stand-in" for c in claims)
         assert sum(c["by_construction"] for c in claims) == 4
         assert "stand-in" in PAYLOADS["po-gp-ucb"]["parts"][part]["title"]
+
+
+def test_a_replication_runs_only_the_decisive_claims_and_the_comparison_discovery_chose():
+    from engine.reproduce.dp_fts_de import PART_SPECS
+    from engine.reproduce.replication import attach, decisive, replication_seed, restrict
+
+    landmine = PART_SPECS["landmine"]
+    anyof = next(c for c in landmine.claims if c.any_of)
+    # Discovery: the any-of claim decisive through one DP setting, everything else chance.
+    best = anyof.better[5]
+    comparisons = [{"better": k, "worse": anyof.worse, "difference": 9.0 if k == best else 0.0, "stderr": 1.0,
+                    "z": 9.0 if k == best else 0.0, "runs": 100} for k in anyof.better]
+    claims = [{"claim": anyof.text, "source": anyof.source, "numbers": {"comparisons": comparisons}}]
+    claims += [_claim(0.1 * i) for i in range(5)]
+    decide(claims)
+    payload = {"parts": {"landmine": {"claims": claims}}}
+    wanted = decisive(payload)
+    assert wanted == {"landmine": {anyof.text: (best, anyof.worse)}}
+    cut = restrict(landmine, wanted["landmine"])
+    assert [c.better for c in cut.claims] == [(best,)]
+    assert {s.key for s in cut.settings} == {best, anyof.worse}
+    # The replication's numbers of that comparison decide it; seeds never meet the discovery's run indices.
+    again = {"parts": {"landmine": {"claims": [{"claim": anyof.text, "numbers": {
+        "better": best, "worse": anyof.worse, "difference": -5.0, "stderr": 1.0, "runs": 100}}]}}}
+    attach(payload, again, replication_seed(0))
+    assert claims[0]["replication"]["better"] == best and claims[0]["verdict"] == "inconsistent"
+    assert replication_seed(0) > 10_000
