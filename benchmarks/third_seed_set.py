@@ -46,9 +46,9 @@ def decisive_claims(payload: dict, parts) -> dict[str, dict[str, tuple]]:
     return out
 
 
-def third_run(paper: str, payload: dict, wanted: dict, seed: int, workers: int) -> dict:
-    """The paper's output for the ``wanted`` claims at ``seed``."""
-    runs = {name: int(payload["parts"][name]["runs"]) for name in wanted}
+def third_run(paper: str, payload: dict, wanted: dict, seed: int, workers: int, runs_per: int | None = None) -> dict:
+    """The paper's output for the ``wanted`` claims at ``seed`` (``runs_per`` runs per setting, else the stored)."""
+    runs = {name: runs_per or int(payload["parts"][name]["runs"]) for name in wanted}
     if paper == "dp-fts-de":
         from engine.reproduce.dp_fts_de import PART_SPECS
         from engine.reproduce.report import run_parts
@@ -97,6 +97,9 @@ def main(argv=None) -> int:
     parser.add_argument("--papers", default="po-gp-ucb,dp-fts-de")
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--seed", type=int, default=THIRD_OFFSET)
+    parser.add_argument("--parts", default=None, help="dp-fts-de's parts to re-judge (default: its synthetic parts)")
+    parser.add_argument("--runs", type=int, default=None,
+                        help="runs per setting (default: the stored count; fewer detect less, the output says so)")
     parser.add_argument("--out", default=str(RESULTS / "third_seed_set.json"))
     parser.add_argument("--provenance", action="store_true")
     args = parser.parse_args(argv)
@@ -107,11 +110,13 @@ def main(argv=None) -> int:
     started = time.perf_counter()
     for paper in args.papers.split(","):
         payload = stored_payload(paper)
-        parts = SYNTHETIC_PARTS if paper == "dp-fts-de" else tuple(payload["parts"])
+        parts = ((tuple(args.parts.split(",")) if args.parts else SYNTHETIC_PARTS) if paper == "dp-fts-de"
+                 else tuple(payload["parts"]))
         wanted = decisive_claims(payload, parts)
         t0 = time.perf_counter()
-        again = third_run(paper, payload, wanted, args.seed, args.workers)
-        summary["papers"][paper] = {"parts": list(wanted), **judge_third(payload, again, wanted),
+        again = third_run(paper, payload, wanted, args.seed, args.workers, args.runs)
+        summary["papers"][paper] = {"parts": list(wanted), "runs": {n: p["runs"] for n, p in again["parts"].items()},
+                                    **judge_third(payload, again, wanted),
                                     "wall_seconds": round(time.perf_counter() - t0, 1)}
         print(paper, {k: v for k, v in summary["papers"][paper].items() if k != "not confirmed"}, file=sys.stderr)
     summary["wall_seconds"] = round(time.perf_counter() - started, 1)

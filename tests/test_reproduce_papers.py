@@ -75,7 +75,11 @@ def test_dp_hype_lists_a_claim_for_every_figure_and_every_verdict_follows_from_i
              "labels": labels(2, 0, datasets=("cifar-like", "adult-like"))}
     payload = decide_payload({"paper": "dp-hype", "parts": parts})     # as reproduce() decides them together
     assert _figures(payload) == {"Fig. 2a", "Fig. 2b", "Fig. 3", "Noise table", "Fig. 4", "Fig. 5", "Fig. 6",
-                                 "Fig. 7", "Fig. 8", "Fig. 9", "Fig. 10", "Fig. 11"}
+                                 "Fig. 7", "Fig. 8", "Fig. 9", "Fig. 10", "Fig. 11", "Thm V.1", "App. A"}
+    # Theorem V.1 and the dropout tolerance: identities apart, the measured claims generated as the paper's.
+    theory = [c for c in parts["simulation"]["claims"] if c["figure"] in ("Thm V.1", "App. A")]
+    assert len(theory) == 6 and sum(c["by_construction"] for c in theory) == 2
+    assert all(c["data_kind"] == "generated" for c in theory)
     _check_verdicts(payload)
     assert len(parts["simulation"]["fig2b_success"]) == 6          # |H_good| = 2 ... 64 (128 > p)
     json.dumps(payload)

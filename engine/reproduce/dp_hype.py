@@ -130,6 +130,9 @@ def simulation(repetitions: int, seed: int) -> dict:
                          "|H_good| at epsilon = 1 (the smallest rate)", "Sec. V-B c), Fig. 2",
                          "Fig. 2b", float(rate2b[:, ks.index(3), E.index(1.0)].min()), 0.9, R),
     ]
+    from engine.reproduce.dp_hype_theory import theory_claims
+
+    claims += theory_claims(grid, _sim_config(repetitions, seed), R)
     mark(claims, "generated")
     return {"title": "Simulated clients (Sec. V-B, Fig. 2a and 2b; Theorem V.1, App. A)", "metric": "success rate",
             "runs": R, "repetitions": R, "ks": ks, "epsilons": E, "sigma_losses": S, "goods": list(FIG2B_GOODS),

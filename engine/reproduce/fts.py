@@ -183,14 +183,6 @@ def _timed_run(config, objective=None) -> tuple[np.ndarray, np.ndarray]:
     return sim.result().curve, np.array(seconds)
 
 
-def _time_average(curve, seconds, horizon: float, points: int = 51) -> float:
-    """The best metric reached by each moment of [0, ``horizon``] CPU seconds, averaged over the moments (a run
-    that finished earlier keeps its last best): Fig. 3a's curve against run time, as one number."""
-    best = np.minimum.accumulate(np.asarray(curve, float))
-    reached = np.searchsorted(np.asarray(seconds, float), np.linspace(0.0, horizon, points), side="right") - 1
-    return float(best[np.clip(reached, 0, len(best) - 1)].mean())
-
-
 def _runtime(runs: int, seed: int, progress) -> PartResult:
     """Figs. 3a and 3d, one run at a time so that each run's time is measured on its own."""
     from engine.fbo import FboConfig
