@@ -323,6 +323,9 @@ def data_claims(cells: dict, d: str, clients=CLIENTS, alphas=ALPHAS) -> list[dic
     return mark(out, "other" if d == "digits" else "stand-in")
 
 
+# The data part builds 48 score tables a run (the bulk of `reproduce all`): its replication runs half the
+# discovery's splits, on the cells its claims compare (docs/paper-comparisons.md says what that costs in power).
+REPLICATION_RUNS = 10
 # The (n, alpha) cells data_claims compares (the others are drawn, not judged).
 CLAIM_CELLS = frozenset({(50, None), (100, None), (250, None), (100, 0.5), (100, 30.0), (250, 5.0), (50, 5.0),
                          (50, 30.0), (50, 0.5)})
@@ -331,9 +334,8 @@ CLAIM_CELLS = frozenset({(50, None), (100, None), (250, None), (100, 0.5), (100,
 def replicate_parts(wanted: dict, payload: dict, seed: int, *, jobs=None, progress=None) -> dict:
     """The parts of ``wanted`` (engine.reproduce.replication.decisive) run again at ``seed``: the simulation and
     the labels whole (cheap), the data part on the data sets and cells its decisive claims compare, with
-    engine.reproduce.replication.DP_HYPE_DATA_REPLICATION_RUNS splits."""
+    :data:`REPLICATION_RUNS` splits."""
     from engine.reproduce.dp_hype_labels import labels
-    from engine.reproduce.replication import DP_HYPE_DATA_REPLICATION_RUNS
 
     parts = payload["parts"]
     out = {}
@@ -343,7 +345,7 @@ def replicate_parts(wanted: dict, payload: dict, seed: int, *, jobs=None, progre
         out["labels"] = labels(int(parts["labels"]["runs"]), seed, progress=progress)
     if "data" in wanted:
         names = tuple(d for d in DATASETS if any(text.startswith(f"{d}: ") for text in wanted["data"]))
-        out["data"] = data(DP_HYPE_DATA_REPLICATION_RUNS, seed, names, progress=progress, jobs=jobs,
+        out["data"] = data(REPLICATION_RUNS, seed, names, progress=progress, jobs=jobs,
                            training=parts["data"].get("training", TRAINING), only=CLAIM_CELLS)
     return {"paper": "dp-hype", "seed": seed, "parts": out}
 

@@ -21,9 +21,6 @@ from engine.reproduce.claims import decide_payload, deciding
 
 REPLICATION_OFFSET = 100_000
 THIRD_OFFSET = 200_000
-# DP-HYPE's data part builds 48 score tables a run (the bulk of `reproduce all`): its replication runs half the
-# discovery's splits, on the cells its claims compare (docs/paper-comparisons.md says what that costs in power).
-DP_HYPE_DATA_REPLICATION_RUNS = 10
 
 
 def replication_seed(seed: int) -> int:
