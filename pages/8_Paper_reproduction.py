@@ -54,13 +54,17 @@ paper = controls.current()["paper"]
 st.title(page_title(set(payloads) | {"dp-fts-de"}))
 st.write(f"The experiments of {names(set(payloads) | {'dp-fts-de'})} run with this engine as their authors ran "
          "them, each setting over many seeded runs. Every claim a paper makes about its figures is tested run by "
-         "run: a claim *holds* when the claimed winner is ahead by more than 2 standard errors of the paired "
-         "difference, is *reversed* when behind by as much, and is *not significant* otherwise.")
+         "run, twice: it *holds* (or is *reversed*) only when the discovery runs are decisive after correcting for "
+         "the paper's many claims (false discovery rate 5 %) and an independent replication seed set agrees; "
+         "*inconsistent* when the two disagree, *not significant* otherwise. Claims of sameness are equivalence "
+         "tests within a stated margin, and each claim says the smallest difference its runs could detect.")
 opening.note()
 st.subheader("Every paper at a glance")
 st.caption("The stored reproductions (data/reproduction/): per paper and figure, in each paper's order, how many of "
-           "its claims hold, are not significant or are reversed. Choose a paper in the sidebar (or follow a row's "
-           "link) to read its figures below, one paper at a time.")
+           "its claims hold, are not significant, reversed or inconsistent, on the paper's data, a labelled stand-in "
+           "or generated data; claims that hold by construction (a stand-in built to reach a branch, an arithmetic "
+           "identity) are counted apart, and claims on a data set the paper did not use beside the tally. Choose a "
+           "paper in the sidebar (or follow a row's link) to read its figures below, one paper at a time.")
 show_summary(reproduction_summary())
 st.divider()
 if paper == "fts":

@@ -189,6 +189,7 @@ def test_the_fts_paper_shows_its_stored_verdicts_and_what_cannot_be_reproduced()
 
 
 def test_the_page_opens_on_every_papers_summary_with_a_link_to_each_figures_claims():
+    from engine.reproduce.papers import data_label
     from engine.reproduce.stored_papers import figure_order, summary
 
     at = page(part="synthetic")
@@ -198,6 +199,15 @@ def test_the_page_opens_on_every_papers_summary_with_a_link_to_each_figures_clai
     assert list(table["figure"]) == [r["figure"] for r in rows]
     assert list(table["hold"]) == [r["holds"] for r in rows]
     assert list(table["reversed"]) == [r["reversed"] for r in rows]
+    assert list(table["inconsistent"]) == [r["inconsistent"] for r in rows]
+    # Each row says what its data is; identities are counted apart and other data sets beside the tally.
+    assert list(table["data"]) == [data_label(r["kinds"]) for r in rows]
+    assert list(table["by construction"]) == [r["by construction"] for r in rows]
+    assert list(table["other data (beside)"]) == [r["other data"] for r in rows]
+    assert "stand-in" in set(table["data"]) and "generated" in set(table["data"])
+    per_paper = at.table[0].value
+    hype = per_paper.loc[next(i for i in per_paper.index if i.startswith("DP-HYPE"))]
+    assert hype["other data (beside)"] > 0 and hype["by construction"] > 0 and hype["on other"] > 0
     paper_of = {"DP-FTS-DE": "dp-fts-de", "FTS": "fts", "DP-HYPE": "dp-hype", "PO-GP-UCB": "po-gp-ucb"}
     for link, r in zip(table["see"], rows):
         assert link.startswith(f"Paper_reproduction?paper={r['paper']}") and link.endswith(f"#{r['anchor']}")

@@ -50,7 +50,15 @@ def test_verdicts_hold_reverse_or_are_not_significant():
     assert abs(verdicts["same beats x"].numbers["difference"]) < 3e-3
     assert verdicts["one of them beats x"].holds and len(verdicts["one of them beats x"].numbers["comparisons"]) == 2
     as_json = json.loads(json.dumps([v.to_json() for v in verdicts.values()]))
-    assert set(as_json[0]) == {"claim", "source", "holds", "verdict", "numbers"}
+    # Every claim says its data and whether it holds by construction, and how the rule decided it (discovery
+    # only here: no replication seed set was run).
+    for claim in as_json:
+        assert {"claim", "source", "data_kind", "by_construction", "holds", "verdict", "numbers", "test",
+                "why"} <= set(claim)
+    # A constant paired difference (better = x - 0.01 in every run) has no spread: an exact claim, its sign decides.
+    assert as_json[0]["test"] == "exact" and "discovery" not in as_json[0]
+    same = as_json[2]
+    assert same["test"] == "difference" and same["discovery"]["detectable"] > 0
 
 
 def test_a_small_part_runs_every_setting_on_shared_seeds():

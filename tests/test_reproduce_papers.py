@@ -11,7 +11,7 @@ import pytest
 from engine.cli import main
 from engine.limits import Cost
 from engine.reproduce import PAPERS
-from engine.reproduce.claims import verdict_of
+from engine.reproduce.claims import DATA_KINDS, decide_payload, redecided
 from engine.reproduce.dp_hype import communication, data, data_cell, noise, simulation
 from engine.reproduce.dp_hype_labels import labels, label_skew, size_spread
 from engine.reproduce.papers import summary_rows
@@ -31,11 +31,11 @@ def _figures(payload):
 
 
 def _check_verdicts(payload):
-    for part in payload["parts"].values():
-        for claim in part["claims"]:
-            verdict, _ = verdict_of(claim["numbers"]["difference"], claim["numbers"]["stderr"])
-            assert claim["verdict"] == verdict, claim
-            assert claim["holds"] == (verdict == "holds")
+    claims = [c for part in payload["parts"].values() for c in part["claims"]]
+    assert [c["verdict"] for c in claims] == redecided(claims)
+    for claim in claims:
+        assert claim["holds"] == (claim["verdict"] == "holds")
+        assert claim["data_kind"] in DATA_KINDS and isinstance(claim["by_construction"], bool)
 
 
 @pytest.mark.parametrize("name, rows, columns, classes", [("mnist-like", 75_000, 64, 10),
@@ -73,9 +73,13 @@ def test_dp_hype_lists_a_claim_for_every_figure_and_every_verdict_follows_from_i
     parts = {"simulation": simulation(200, 0), "communication": communication(), "noise": noise(),
              "data": data(2, 0, datasets=("digits",), votes=5, load_table=_fake_table),
              "labels": labels(2, 0, datasets=("cifar-like", "adult-like"))}
-    payload = {"paper": "dp-hype", "parts": parts}
+    payload = decide_payload({"paper": "dp-hype", "parts": parts})     # as reproduce() decides them together
     assert _figures(payload) == {"Fig. 2a", "Fig. 2b", "Fig. 3", "Noise table", "Fig. 4", "Fig. 5", "Fig. 6",
-                                 "Fig. 7", "Fig. 8", "Fig. 9", "Fig. 10", "Fig. 11"}
+                                 "Fig. 7", "Fig. 8", "Fig. 9", "Fig. 10", "Fig. 11", "Thm V.1", "App. A"}
+    # Theorem V.1 and the dropout tolerance: identities apart, the measured claims generated as the paper's.
+    theory = [c for c in parts["simulation"]["claims"] if c["figure"] in ("Thm V.1", "App. A")]
+    assert len(theory) == 6 and sum(c["by_construction"] for c in theory) == 2
+    assert all(c["data_kind"] == "generated" for c in theory)
     _check_verdicts(payload)
     assert len(parts["simulation"]["fig2b_success"]) == 6          # |H_good| = 2 ... 64 (128 > p)
     json.dumps(payload)
@@ -182,7 +186,7 @@ def test_reproduce_all_runs_every_registered_paper_and_sums_up_their_claims(caps
     monkeypatch.setattr(cli, "run_paper", fake_paper)
     monkeypatch.setattr(cli, "_fbo_paper", lambda args, paper, parts, workers: {"paper": paper, "parts": {}})
     monkeypatch.setattr(cli, "cost", lambda args: Cost.free("the fake papers compute nothing"))
-    assert main(["reproduce", "all", "--runs", "3", "--quiet"]) == 0
+    assert main(["reproduce", "all", "--runs", "3", "--quiet", "--no-replication"]) == 0
     payload = json.loads(capsys.readouterr().out)
     assert set(payload["papers"]) == set(PAPERS)
     # --runs is a scale: at most each paper's own count.

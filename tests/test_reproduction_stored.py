@@ -15,8 +15,7 @@ from engine.fbo.presets import LANDMINE
 from engine.fbo.teaching import noise_schedule, teaching_config
 from engine.fbo.variants import preset_in_view, preset_values
 from engine.reproduce import PART_SPECS, Claim, Part, Setting, part_from_results, small_run_configs
-from engine.reproduce.report import Z_THRESHOLD, deciding_comparison, run_part
-from engine.reproduce.sizes import SIZE_FACTOR
+from engine.reproduce.report import deciding_comparison, run_part
 from engine.reproduce.stored import STORED_DIR, STORED_FILES, figure_verdicts, stored_part
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -39,18 +38,9 @@ def test_the_stored_parts_are_the_commands_output_for_every_setting_and_claim(na
         assert all(s > 0 for s in setting["curve_stderr"][1:])     # over 10 or more runs: never 0 or null
     for claim, spec in zip(payload["claims"], part.claims):
         n = deciding_comparison(claim["numbers"])
-        if spec.kind == "clipped":       # a size: within a factor SIZE_FACTOR of the paper's percentage
-            inside = 1 / SIZE_FACTOR <= n["better_mean"] / spec.paper <= SIZE_FACTOR
-            assert claim["verdict"] == ("holds" if inside else "differs") and claim["holds"] == inside
-            continue
-        if spec.kind == "epsilon":       # a privacy loss: below the reference accountant's, no runs involved
-            below = n["better_mean"] < n["worse_mean"]
-            assert claim["verdict"] == ("holds" if below else "reversed") and claim["holds"] == below
-            continue
-        # Each verdict follows from its numbers by the rule (2 standard errors of the paired difference).
-        assert n["runs"] == runs and n["z"] == pytest.approx(n["difference"] / n["stderr"])
-        expected = "holds" if n["z"] > Z_THRESHOLD else "reversed" if n["z"] < -Z_THRESHOLD else "not significant"
-        assert claim["verdict"] == expected and claim["holds"] == (expected == "holds")
+        assert claim["data_kind"] == part.data_kind and claim["by_construction"] == spec.by_construction
+        if spec.kind == "metric":
+            assert n["runs"] == runs and n["z"] == pytest.approx(n["difference"] / n["stderr"])
     provenance = stored.provenance
     assert provenance["command"].startswith("python -m engine reproduce dp-fts-de --parts " + name)
     assert re.fullmatch(r"\d{4}-\d\d-\d\d", provenance["date"]) and provenance["load_average"]
@@ -181,17 +171,16 @@ def test_the_docs_tables_are_the_stored_numbers(name):
 def test_the_stored_dp_hype_and_po_gp_ucb_verdicts_follow_from_their_numbers(paper):
     """Each stored claim's verdict is the rule applied to its difference and standard error; DP-HYPE's file holds
     every part of its command, Figs. 7-8 at the paper's 20 runs, and says how its score tables trained."""
-    from engine.reproduce.claims import verdict_of
+    from engine.reproduce.claims import redecided
     from engine.reproduce.papers import default_parts
     from engine.reproduce.stored_papers import provenance, stored_payload
 
     payload = stored_payload(paper)
     # The command's default parts (DP-HYPE's Fashion-MNIST part is stored apart, tests/test_hype_fashion.py).
     assert list(payload["parts"]) == list(default_parts(paper))
-    for part in payload["parts"].values():
-        for claim in part["claims"]:
-            verdict, _ = verdict_of(claim["numbers"]["difference"], claim["numbers"]["stderr"])
-            assert claim["verdict"] == verdict and claim["holds"] == (verdict == "holds"), claim["claim"]
+    claims = [c for part in payload["parts"].values() for c in part["claims"]]
+    assert [c["verdict"] for c in claims] == redecided(claims)
+    assert all(c["holds"] == (c["verdict"] == "holds") for c in claims)
     if paper == "dp-hype":
         labels, data = payload["parts"]["labels"], payload["parts"]["data"]
         assert labels["runs"] == 20 and {c["figure"] for c in labels["claims"]} == {"Fig. 7", "Fig. 8"}
@@ -240,7 +229,7 @@ def test_every_figure_with_a_claim_that_does_not_hold_says_what_the_investigatio
     from engine.reproduce.stored_papers import stored_payload
 
     rows = summary_rows({paper: stored_payload(paper)})
-    failing = {row["figure"] for row in rows if row["not significant"] or row["reversed"]}
+    failing = {row["figure"] for row in rows if row["not significant"] or row["reversed"] or row["inconsistent"]}
     explained = {figure for (name, figure) in CONCLUSIONS if name == paper}
     assert failing <= explained, f"no conclusion for {sorted(failing - explained)}"
     assert explained <= failing, f"conclusions under figures that hold: {sorted(explained - failing)}"

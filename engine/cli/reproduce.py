@@ -23,6 +23,8 @@ from engine.reproduce.papers import (claim_lines, default_parts, paper_cost, pap
                                      run_paper, summary_rows)
 from engine.reproduce.dp_fts_de import (CORE_PARTS, LANDMINE_RUNS, SYNTHETIC_PARTS, SYNTHETIC_RUNS, parse_parts,
                                        part_runs)
+from engine.reproduce.claims import decide_payload
+from engine.reproduce.replication import replicate, replication_seed, reusable
 from engine.reproduce.report import Setting, block_seeds, deciding_comparison, setting_config
 from engine.reproduce.ablations import (ABLATIONS, NAMES as ABLATION_NAMES, ablation_lines, ablation_settings,
                                         run_ablations)
@@ -61,6 +63,13 @@ def add_arguments(parser) -> None:
                         help="dp-hype: how the stand-ins' score tables train: paper (5 rounds x 5 local epochs, the "
                              "default) or short (2 x 1, about 8 times cheaper, labelled in the output)")
     parser.add_argument("--seed", type=int, default=0, help="seeds every block of runs (shared by all settings)")
+    parser.add_argument("--no-replication", action="store_true",
+                        help="judge on the discovery runs alone (a quick look): the claims decisive there say "
+                             "'discovery only' instead of being run again on the replication seed set")
+    parser.add_argument("--reuse-stored", action="store_true",
+                        help="take the discovery of every part stored in data/reproduction/ whose claims the "
+                             "engine still makes (seed 0, the stored runs) instead of running it again; run the "
+                             "other parts and the replication")
     add_executor_arguments(parser)
     parser.add_argument("--quiet", action="store_true", help="no progress or summary on stderr")
 
@@ -215,6 +224,8 @@ def cost(args) -> Cost:
     total = sweep_cost(cells, processes, processes=processes > 1, shared=shared) if cells else Cost(0.0, 0.0, "runs")
     total = replace(total, seconds=total.seconds + sum(c.seconds for c in serial),
                     memory_mb=max([total.memory_mb] + [c.memory_mb for c in serial]))
+    if not args.no_replication:     # the replication runs the decisive claims' settings again: at most as much
+        total = replace(total, seconds=total.seconds * 2)
     knobs = ("runs",)
     if "dp-fts-de" in papers:
         synthetic_only = not set(papers["dp-fts-de"]) - set(SYNTHETIC_PARTS)
@@ -225,6 +236,27 @@ def cost(args) -> Cost:
                    memory_field="workers" if processes > 1 else knobs[0])
 
 
+def _stored(args, paper: str, parts) -> dict:
+    """The stored discovery of ``parts`` that ``--reuse-stored`` may take (engine.reproduce.replication)."""
+    if not args.reuse_stored:
+        return {}
+    if args.seed != 0:
+        raise ConfigError("--reuse-stored takes the stored seed-0 discovery; leave --seed at 0.", "seed")
+    return reusable(paper, parts)
+
+
+def _replicated(args, paper: str, payload: dict, workers) -> dict:
+    """``payload`` decided over the paper's claims, and (unless --no-replication) replicated."""
+    decide_payload(payload)
+    if args.no_replication:
+        return payload
+    started = time.perf_counter()
+    replicate(paper, payload, args.seed, jobs=workers, progress=_progress(args.quiet))
+    payload["replication"] = {"seed": replication_seed(args.seed),
+                              "seconds": round(time.perf_counter() - started, 1)}
+    return payload
+
+
 def _fbo_paper(args, paper: str, parts, workers) -> dict:
     started = time.perf_counter()
     if paper == "ablations":
@@ -233,16 +265,23 @@ def _fbo_paper(args, paper: str, parts, workers) -> dict:
         if not args.quiet:
             print("\n".join(ablation_lines(payload)), file=sys.stderr, flush=True)
         return payload
+    stored = _stored(args, paper, parts)
+    todo = tuple(p for p in parts if p not in stored)
     if paper == "fts":
-        results = fts.reproduce(parts, runs=_runs(args, paper), functions=args.functions, seed=args.seed,
-                                jobs=workers, progress=_progress(args.quiet))
+        results = fts.reproduce(todo, runs=_runs(args, paper), functions=args.functions, seed=args.seed,
+                                jobs=workers, progress=_progress(args.quiet)) if todo else {}
         extra = {"machine": fts.machine(), "not_reproducible": fts.NOT_REPRODUCIBLE}
     else:
-        results = reproduce_dp_fts_de(parts, runs=_runs(args, paper), synthetic_runs=args.synthetic_runs,
-                                      seed=args.seed, jobs=workers, progress=_progress(args.quiet))
+        results = reproduce_dp_fts_de(todo, runs=_runs(args, paper), synthetic_runs=args.synthetic_runs,
+                                      seed=args.seed, jobs=workers, progress=_progress(args.quiet)) if todo else {}
         extra = {}
+    made = {name: part.to_json() for name, part in results.items()}
     payload = {"paper": paper, "seed": args.seed, "seconds": round(time.perf_counter() - started, 1),
-               "parts": {name: part.to_json() for name, part in results.items()}, **extra}
+               "parts": {name: stored.get(name) or made[name] for name in parts}, **extra}
+    if stored:
+        payload["reused"] = sorted(stored)
+    _replicated(args, paper, payload, workers)
+    payload["seconds"] = round(time.perf_counter() - started, 1)
     if not args.quiet:
         print("\n".join(summary_lines(payload)), file=sys.stderr, flush=True)
     return payload
@@ -255,8 +294,14 @@ def _other(args, paper: str, parts, workers) -> dict:
         options["jobs"] = workers
         if args.training:
             options["training"] = args.training
-    payload = run_paper(paper, parts, runs=_runs(args, paper), seed=args.seed, progress=_progress(args.quiet),
-                        **options)
+    stored = _stored(args, paper, parts)
+    todo = tuple(p for p in parts if p not in stored)
+    payload = run_paper(paper, todo, runs=_runs(args, paper), seed=args.seed, progress=_progress(args.quiet),
+                        **options) if todo else {"paper": paper, "seed": args.seed, "parts": {}}
+    if stored:
+        payload["parts"] = {name: stored.get(name) or payload["parts"][name] for name in parts}
+        payload["reused"] = sorted(stored)
+    _replicated(args, paper, payload, workers)
     payload["seconds"] = round(time.perf_counter() - started, 1)
     if not args.quiet:
         print("\n".join(claim_lines(payload)), file=sys.stderr, flush=True)

@@ -1,12 +1,34 @@
-"""Claims judged from per-run numbers: the shared verdict rule of the DP-HYPE and PO-GP-UCB reproductions.
+"""Claims judged from per-run numbers, and THE decision rule every reproduction's verdicts follow.
 
-A claim is a comparison (one quantity beats another, per run, paired when both come from the same
-runs) or a level (a quantity is above or below a threshold). Its verdict follows from the mean
-difference in the claim's favour and its standard error over runs, with the rule of
-:mod:`engine.reproduce.report`: ``holds`` above ``Z_THRESHOLD`` standard errors, ``reversed`` below
-minus that, ``not significant`` in between. Exact facts (a vector length, a formula) have no spread:
-their sign decides. Every claim is plain data: ``{"claim", "source", "figure", "holds", "verdict",
-"numbers"}`` with ``numbers["difference"]`` (positive: the paper's way) and ``numbers["stderr"]``.
+A claim is plain data: ``{"claim", "source", "figure", "data_kind", "by_construction", "holds", "verdict",
+"numbers"}`` with ``numbers["difference"]`` (positive: the paper's way) and ``numbers["stderr"]`` over runs
+(an "any-of" claim keeps its ``numbers["comparisons"]``). The constructors below (:func:`beats`,
+:func:`level`, ...) make the claims of the DP-HYPE and PO-GP-UCB reproductions; ``engine.reproduce.report``
+makes those of the federated BO papers in the same form.
+
+The rule (:func:`decide`, docs/paper-comparisons.md "How a verdict is decided"), applied to all the claims
+of one paper at once:
+
+1. **Discovery** (the runs at the command's seed, seed 0 for the stored files): every claim judged over runs
+   gets a signed z in the paper's favour and a two-sided p-value (Student's t with runs - 1 degrees of freedom,
+   so that 10 runs count as 10); an "any-of" claim (at least one of m
+   settings beats another) takes its best comparison and multiplies that p by m (Bonferroni); a claim of
+   sameness ("performs alike") is an equivalence test (TOST) against a margin stated with the claim,
+   z = (margin - |difference|) / s.e. The false discovery rate over the paper's claims is held at
+   ``ALPHA`` (Benjamini-Hochberg): a claim is *decisive* when its adjusted p is at most ``ALPHA``.
+2. **Replication** (an independent seed set, the same runs per setting): every decisive claim is run again
+   on the same comparison (an any-of claim: the comparison discovery chose). It is decisive there when its
+   two-sided p is below ``ALPHA`` (|z| > 1.96 over many runs).
+3. The verdict: **holds** / **reversed** (sameness: **holds** / **differs**) when both are decisive the same
+   way; **inconsistent** when they are decisive in opposite ways; **not significant** otherwise, with
+   ``why`` saying whether discovery was not decisive or replication did not confirm it ("not replicated").
+   A claim without replication numbers (a quick run, ``--no-replication``) keeps its discovery verdict and
+   says "discovery only". Exact facts (no spread, a formula or an identity) are decided by their sign and
+   sizes (a percentage within a factor, ``kind`` "size") by their band; neither enters the correction.
+
+Each claim also carries its **power**: ``detectable``, the smallest difference its runs detect with 80 %
+power at two-sided ``ALPHA`` ((z_{1-ALPHA/2} + z_{0.8}) x s.e.), so that "not significant" says whether the
+runs could have seen an effect of the paper's size (t quantiles over few runs).
 """
 
 from __future__ import annotations
@@ -15,9 +37,18 @@ import math
 
 import numpy as np
 
-from engine.reproduce.report import Z_THRESHOLD
-
-VERDICTS = ("holds", "not significant", "reversed")
+VERDICTS = ("holds", "not significant", "reversed", "inconsistent")
+# What a claim's data is (every stored claim says): the paper's own data, a labelled stand-in for it, data
+# generated the way the paper describes (synthetic functions, simulations), or a real data set the paper did not
+# use (reported beside the paper's tally, not in it).
+DATA_KINDS = ("paper", "stand-in", "generated", "other")
+ALPHA = 0.05                      # the false discovery rate per paper, and the replication's two-sided level
+Z_REPLICATION = 1.959964          # two-sided ALPHA
+Z_POWER = 0.841621                # 80 % power
+DETECTABLE = Z_REPLICATION + Z_POWER   # detectable difference = DETECTABLE x s.e.
+EQUIVALENCE_MARGIN = 0.2          # "alike": within 20 % of the reference setting's mean (bioequivalence's 80-125 %)
+# Kept for callers that show the old per-claim threshold beside a single comparison (the page's small run).
+Z_THRESHOLD = Z_REPLICATION
 
 
 def _stderr(values: np.ndarray) -> float:
@@ -25,28 +56,72 @@ def _stderr(values: np.ndarray) -> float:
     return float(values.std(ddof=1) / math.sqrt(len(values))) if len(values) > 1 else math.inf
 
 
-def verdict_of(difference: float, stderr: float) -> tuple[str, float | None]:
-    """(verdict, z) of a difference in the claim's favour with its standard error."""
+def signed_z(difference, stderr) -> float | None:
+    """difference / s.e.; +-inf for an exact nonzero difference; None when nothing can be said."""
+    if difference is None or stderr is None:
+        return None
     if stderr > 0 and math.isfinite(stderr):
-        z = difference / stderr
-    elif stderr == 0 and difference != 0:
-        z = math.copysign(math.inf, difference)
-    else:
-        z = None
+        return difference / stderr
+    if stderr == 0 and difference != 0:
+        return math.copysign(math.inf, difference)
+    return None
+
+
+def verdict_of(difference: float, stderr: float) -> tuple[str, float | None]:
+    """(verdict, z) of ONE comparison at two-sided ``ALPHA``, with no correction and no replication: the
+    provisional verdict a claim has before :func:`decide` sees the paper's other claims."""
+    z = signed_z(difference, stderr)
     if z is None:
         return "not significant", None
-    return ("holds" if z > Z_THRESHOLD else "reversed" if z < -Z_THRESHOLD else "not significant"), z
+    return ("holds" if z > Z_REPLICATION else "reversed" if z < -Z_REPLICATION else "not significant"), z
 
 
-def _claim(text: str, source: str, figure: str, numbers: dict) -> dict:
+def p_two_sided(z: float | None, runs: int | None = None) -> float:
+    """Two-sided p of z: Student's t with runs - 1 degrees of freedom when the s.e. is over few runs (a
+    normal z overstates 10 runs' evidence), the normal law otherwise."""
+    if z is None:
+        return 1.0
+    if not math.isfinite(z):
+        return 0.0
+    if runs is not None and 2 <= runs < 1000:
+        from scipy.stats import t
+
+        return float(2.0 * t.sf(abs(z), runs - 1))
+    return math.erfc(abs(z) / math.sqrt(2.0))
+
+
+def detectable(stderr, runs: int | None = None) -> float | None:
+    """The smallest difference detected with 80 % power at two-sided ``ALPHA``: (t_{1-ALPHA/2} + t_{0.8}) s.e."""
+    if stderr is None or not math.isfinite(stderr):
+        return None
+    if runs is not None and 2 <= runs < 1000:
+        from scipy.stats import t
+
+        return float((t.ppf(1 - ALPHA / 2, runs - 1) + t.ppf(0.8, runs - 1)) * stderr)
+    return DETECTABLE * stderr
+
+
+def _claim(text: str, source: str, figure: str, numbers: dict, data_kind: str | None,
+           by_construction: bool) -> dict:
     verdict, z = verdict_of(numbers["difference"], numbers["stderr"])
     numbers["z"] = None if z is None or not math.isfinite(z) else float(z)
-    return {"claim": text, "source": source, "figure": figure, "holds": verdict == "holds", "verdict": verdict,
-            "numbers": numbers}
+    out = {"claim": text, "source": source, "figure": figure, "holds": verdict == "holds", "verdict": verdict,
+           "numbers": numbers}
+    if data_kind is not None:
+        out["data_kind"] = check_kind(data_kind)
+    out["by_construction"] = bool(by_construction)
+    return out
+
+
+def check_kind(kind: str) -> str:
+    if kind not in DATA_KINDS:
+        raise ValueError(f"data_kind must be one of {', '.join(DATA_KINDS)}, got {kind!r}")
+    return kind
 
 
 def beats(text: str, source: str, figure: str, better, worse, *, higher: bool = True, paired: bool = True,
-          better_label: str = "", worse_label: str = "", margin: float = 0.0) -> dict:
+          better_label: str = "", worse_label: str = "", margin: float = 0.0, data_kind: str | None = None,
+          by_construction: bool = False) -> dict:
     """``better`` beats ``worse`` per run (higher values win when ``higher``), by more than ``margin``.
 
     Paired: the standard error of the per-run differences (both from the same runs); unpaired: the two
@@ -54,62 +129,230 @@ def beats(text: str, source: str, figure: str, better, worse, *, higher: bool = 
     """
     a, b = np.asarray(better, float), np.asarray(worse, float)
     sign = 1.0 if higher else -1.0
+    runs = min(len(a), len(b))
     if paired:
-        runs = min(len(a), len(b))
         diff = sign * (a[:runs] - b[:runs]) - margin
         mean, se = float(diff.mean()), _stderr(diff)
     else:
-        runs = min(len(a), len(b))
         mean = float(sign * (a.mean() - b.mean()) - margin)
         se = math.hypot(_stderr(a), _stderr(b))
     numbers = {"better": better_label, "worse": worse_label, "better_mean": float(a.mean()),
                "worse_mean": float(b.mean()), "difference": mean, "stderr": se, "runs": int(runs),
                "paired": bool(paired), "margin": margin}
-    return _claim(text, source, figure, numbers)
+    return _claim(text, source, figure, numbers, data_kind, by_construction)
 
 
 def level(text: str, source: str, figure: str, values, threshold: float, *, above: bool = True,
-          label: str = "") -> dict:
+          label: str = "", data_kind: str | None = None, by_construction: bool = False) -> dict:
     """The mean of ``values`` over runs is above (or below) ``threshold``."""
     v = np.asarray(values, float)
     mean = float(v.mean())
     numbers = {"better": label, "worse": f"threshold {threshold:g}", "better_mean": mean, "worse_mean": threshold,
                "difference": (mean - threshold) if above else (threshold - mean), "stderr": _stderr(v),
                "runs": int(len(v)), "paired": False}
-    return _claim(text, source, figure, numbers)
+    return _claim(text, source, figure, numbers, data_kind, by_construction)
 
 
 def proportion_beats(text: str, source: str, figure: str, p_better: float, p_worse: float, trials: int, *,
-                     better_label: str = "", worse_label: str = "") -> dict:
+                     better_label: str = "", worse_label: str = "", data_kind: str | None = None,
+                     by_construction: bool = False) -> dict:
     """Success rate ``p_better`` above ``p_worse`` over ``trials`` repetitions each (binomial standard errors)."""
     se = math.sqrt(max(p_better * (1 - p_better), 0.25 / trials) / trials
                    + max(p_worse * (1 - p_worse), 0.25 / trials) / trials)
     numbers = {"better": better_label, "worse": worse_label, "better_mean": float(p_better),
                "worse_mean": float(p_worse), "difference": float(p_better - p_worse), "stderr": se,
                "runs": int(trials), "paired": False}
-    return _claim(text, source, figure, numbers)
+    return _claim(text, source, figure, numbers, data_kind, by_construction)
 
 
 def proportion_level(text: str, source: str, figure: str, rate: float, threshold: float, trials: int, *,
-                     above: bool = True, label: str = "") -> dict:
+                     above: bool = True, label: str = "", data_kind: str | None = None,
+                     by_construction: bool = False) -> dict:
     """A success rate over ``trials`` repetitions above (or below) ``threshold``."""
     se = math.sqrt(max(rate * (1 - rate), 0.25 / trials) / trials)
     numbers = {"better": label, "worse": f"threshold {threshold:g}", "better_mean": float(rate),
                "worse_mean": threshold, "difference": (rate - threshold) if above else (threshold - rate),
                "stderr": se, "runs": int(trials), "paired": False}
-    return _claim(text, source, figure, numbers)
+    return _claim(text, source, figure, numbers, data_kind, by_construction)
 
 
 def exact(text: str, source: str, figure: str, ours: float, target: float, *, tolerance: float = 0.0,
-          label: str = "") -> dict:
+          label: str = "", data_kind: str | None = None, by_construction: bool = False) -> dict:
     """A deterministic number within ``tolerance`` of ``target`` (no spread: the sign of the slack decides)."""
     slack = tolerance - abs(ours - target)
     numbers = {"better": label, "worse": f"target {target:g}", "better_mean": float(ours),
                "worse_mean": float(target), "difference": float(slack if slack != 0 else 1e-12), "stderr": 0.0,
                "runs": 1, "paired": False, "tolerance": tolerance}
-    return _claim(text, source, figure, numbers)
+    return _claim(text, source, figure, numbers, data_kind, by_construction)
+
+
+def mark(claims: list[dict], data_kind: str, by_construction: bool = False) -> list[dict]:
+    """Give every claim without one this ``data_kind``; ``by_construction``: every claim holds by construction."""
+    check_kind(data_kind)
+    for claim in claims:
+        claim.setdefault("data_kind", data_kind)
+        claim["by_construction"] = bool(claim.get("by_construction")) or bool(by_construction)
+    return claims
+
+
+# A claim that two settings perform alike and that our runs tell apart ("differs"), or a size outside its band, is
+# the opposite of what the paper says: tallies count it with the reversed ones.
+TALLY_VERDICT = {"differs": "reversed"}
+
+
+def tally(verdict: str) -> str:
+    """The column of a tally a verdict is counted in (one of :data:`VERDICTS`)."""
+    return TALLY_VERDICT.get(verdict, verdict)
 
 
 def counts(claims: list[dict]) -> dict:
-    """How many claims hold, are not significant and are reversed."""
-    return {v: sum(c["verdict"] == v for c in claims) for v in VERDICTS}
+    """How many claims hold, are not significant, are reversed (or differ) and are inconsistent."""
+    return {v: sum(tally(c["verdict"]) == v for c in claims) for v in VERDICTS}
+
+
+# ---------------------------------------------------------------------- the decision rule
+
+def deciding(numbers: dict) -> dict:
+    """The comparison a claim rests on: its own, or the best (largest z) of an any-of claim's."""
+    if "comparisons" not in numbers:
+        return numbers
+    return max(numbers["comparisons"], key=lambda c: c["z"] if c.get("z") is not None else -math.inf)
+
+
+def test_of(claim: dict) -> str:
+    """"size" (a band), "exact" (no spread), "equivalence" (sameness), "any-of" or "difference"."""
+    n = claim["numbers"]
+    if "ratio" in n:
+        return "size"
+    if "comparisons" in n:
+        return "any-of"
+    if n.get("equivalence_margin") is not None:
+        return "equivalence"
+    if n.get("stderr") == 0 or n.get("at") == "epsilon":
+        return "exact"
+    return "difference"
+
+
+def equivalence_z(difference, stderr, margin) -> float | None:
+    """TOST as one z: positive when |difference| is inside +-margin by that many standard errors."""
+    if difference is None or stderr is None or not (stderr > 0 and math.isfinite(stderr)):
+        return None
+    return (margin - abs(difference)) / stderr
+
+
+def _z(test: str, difference, stderr, margin=None) -> float | None:
+    if test == "equivalence":
+        return equivalence_z(difference, stderr, margin)
+    return signed_z(difference, stderr)
+
+
+def discovery_z(claim: dict) -> tuple[float | None, float]:
+    """(z in the claim's favour, p-value) of the discovery runs, an any-of claim's p Bonferroni-corrected."""
+    test, n = test_of(claim), claim["numbers"]
+    if test == "any-of":
+        comparisons = n["comparisons"]
+        best = deciding(n)
+        z = best.get("z")
+        if z is not None and z > 0:
+            return z, min(1.0, len(comparisons) * p_two_sided(z, best.get("runs")))
+        # Reversed only when every comparison is behind: the least behind decides, no correction needed.
+        return z, p_two_sided(z, best.get("runs"))
+    z = _z(test, n.get("difference"), n.get("stderr"), n.get("equivalence_margin"))
+    return z, p_two_sided(z, n.get("runs"))
+
+
+def benjamini_hochberg(p_values: list[float]) -> list[float]:
+    """Benjamini-Hochberg adjusted p-values (q-values), in the input's order."""
+    m = len(p_values)
+    order = sorted(range(m), key=lambda i: p_values[i])
+    adjusted = [1.0] * m
+    running = 1.0
+    for rank in range(m, 0, -1):
+        i = order[rank - 1]
+        running = min(running, p_values[i] * m / rank)
+        adjusted[i] = min(1.0, running)
+    return adjusted
+
+
+def _named(test: str, z: float) -> str:
+    if test == "equivalence":
+        return "holds" if z > 0 else "differs"
+    return "holds" if z > 0 else "reversed"
+
+
+def _fixed_verdict(claim: dict, test: str) -> tuple[str, str]:
+    n = claim["numbers"]
+    if test == "size":
+        ratio = n.get("ratio")
+        from engine.reproduce.sizes import SIZE_FACTOR
+
+        inside = ratio is not None and 1 / SIZE_FACTOR <= ratio <= SIZE_FACTOR
+        return ("holds" if inside else "differs"), "a size: within a factor of the paper's number, or not"
+    d = deciding(n).get("difference") or 0.0
+    if d == 0:
+        return "not significant", "exact: no difference at all"
+    return ("holds" if d > 0 else "reversed"), "exact: no spread, the sign decides"
+
+
+def decide_one(claim: dict, q_value: float | None) -> dict:
+    """Set ``claim``'s verdict from its discovery (``q_value``: its FDR-adjusted p) and replication numbers."""
+    test = test_of(claim)
+    claim["test"] = test
+    n = claim["numbers"]
+    if test in ("size", "exact"):
+        verdict, why = _fixed_verdict(claim, test)
+        claim.pop("discovery", None)
+    else:
+        z, p = discovery_z(claim)
+        chosen = deciding(n)
+        decisive = z is not None and q_value is not None and q_value <= ALPHA
+        claim["discovery"] = {"z": None if z is None or not math.isfinite(z) else float(z), "p": float(p),
+                              "q": None if q_value is None else float(q_value), "decisive": bool(decisive),
+                              "detectable": detectable(chosen.get("stderr"), chosen.get("runs"))}
+        if not decisive:
+            verdict, why = "not significant", "not decisive in discovery (FDR-adjusted p above 0.05)"
+        else:
+            rep = claim.get("replication")
+            if not rep:
+                verdict, why = _named(test, z), "discovery only (no replication run)"
+            else:
+                rz = _z(test, rep.get("difference"), rep.get("stderr"), n.get("equivalence_margin"))
+                rep["z"] = None if rz is None or not math.isfinite(rz) else float(rz)
+                rep["detectable"] = detectable(rep.get("stderr"), rep.get("runs"))
+                if rz is None or p_two_sided(rz, rep.get("runs")) >= ALPHA:
+                    verdict, why = "not significant", "not replicated (decisive in discovery only)"
+                elif (rz > 0) == (z > 0):
+                    verdict, why = _named(test, z), "replicated"
+                else:
+                    verdict, why = "inconsistent", "decisive in discovery and the opposite way in replication"
+    claim["verdict"], claim["holds"], claim["why"] = verdict, verdict == "holds", why
+    return claim
+
+
+def decide(claims: list[dict]) -> list[dict]:
+    """Every claim of ONE paper judged together (the rule above): BH over the claims judged over runs."""
+    random = [c for c in claims if test_of(c) not in ("size", "exact")]
+    q_values = benjamini_hochberg([discovery_z(c)[1] for c in random])
+    by_id = {id(c): q for c, q in zip(random, q_values)}
+    for claim in claims:
+        decide_one(claim, by_id.get(id(claim)))
+    return claims
+
+
+def decide_payload(payload: dict) -> dict:
+    """:func:`decide` over every part of one paper's output (``{"parts": {name: {"claims": [...]}}}``), each
+    part's ``counts`` brought up to date."""
+    parts = payload.get("parts", {})
+    decide([c for part in parts.values() for c in part.get("claims", [])])
+    for part in parts.values():
+        if "counts" in part:
+            part["counts"] = counts(part["claims"])
+    return payload
+
+
+def redecided(claims: list[dict]) -> list[str]:
+    """The verdicts :func:`decide` gives ``claims`` (one paper's) from their numbers, on copies: a stored file's
+    verdicts must equal these."""
+    import copy
+
+    return [c["verdict"] for c in decide(copy.deepcopy(list(claims)))]

@@ -96,9 +96,10 @@ SYNTHETIC_CLAIMS = [
 
 _CORE_SPECS = {
     "landmine": Part("landmine", "Landmine detection (Sec. 5.2, Fig. 3a and 3d)", "1 - AUC", LANDMINE,
-                     tuple(LANDMINE_SETTINGS), tuple(LANDMINE_CLAIMS), (0, 10, 30, 60), LANDMINE_RUNS),
+                     tuple(LANDMINE_SETTINGS), tuple(LANDMINE_CLAIMS), (0, 10, 30, 60), LANDMINE_RUNS, "paper"),
     "synthetic": Part("synthetic", "Synthetic GP functions (Sec. 5.1, Fig. 2a, 2c and 2d)", "simple regret",
-                      SYNTHETIC, tuple(SYNTHETIC_SETTINGS), tuple(SYNTHETIC_CLAIMS), (0, 10, 30, 40), SYNTHETIC_RUNS),
+                      SYNTHETIC, tuple(SYNTHETIC_SETTINGS), tuple(SYNTHETIC_CLAIMS), (0, 10, 30, 40), SYNTHETIC_RUNS,
+                      "generated"),
 }
 
 

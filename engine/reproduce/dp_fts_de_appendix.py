@@ -107,7 +107,7 @@ RENYI_CLAIMS = tuple(
           "accountant of Fig. 3a", "App. B.2.4, Fig. 11: 'slightly better privacy losses (compared with Fig. 3a)'",
           (_dp(q, z),), "moments accountant, Poisson sampling", kind="epsilon",
           reference=(("accountant", "ma"), ("sampling", "poisson")),
-          family="Renyi DP gives slightly better privacy losses than Fig. 3a")
+          family="Renyi DP gives slightly better privacy losses than Fig. 3a", figure="Fig. 11")
     for q, z in REAL_DP)
 
 # ------------------------------------------------------------------ the stand-in real-world tasks
@@ -199,14 +199,16 @@ APPENDIX_PARTS = {
     "synthetic-appendix": Part("synthetic-appendix",
                                "Synthetic GP functions: Fig. 2b and App. B.1 (Figs. 4, 5, 6, 12a)", "simple regret",
                                SYNTHETIC, SYNTHETIC_APPENDIX_SETTINGS, SYNTHETIC_APPENDIX_CLAIMS,
-                               (0, 10, 30, 40), 5),
+                               (0, 10, 30, 40), 5, "generated"),
     "heterogeneous": Part("heterogeneous", "Heterogeneous synthetic agents (App. B.1.2, Fig. 7)", "simple regret",
-                          SYNTHETIC, HETEROGENEOUS_SETTINGS, HETEROGENEOUS_CLAIMS, (0, 10, 30, 40), 5),
+                          SYNTHETIC, HETEROGENEOUS_SETTINGS, HETEROGENEOUS_CLAIMS, (0, 10, 30, 40), 5, "generated"),
     "landmine-renyi": Part("landmine-renyi",
                            "Landmine with Renyi DP and a fixed sample of round(N q) agents (App. B.2.4, Fig. 11)",
-                           "1 - AUC", RENYI_BASE, RENYI_SETTINGS, RENYI_CLAIMS, CHECKPOINTS_REAL, 100),
+                           "1 - AUC", RENYI_BASE, RENYI_SETTINGS, RENYI_CLAIMS, CHECKPOINTS_REAL, 100, "paper"),
     "har-standin": Part("har-standin", "Activity recognition, STAND-IN data (Figs. 3b, 3e, 8, 9a, 10a, 12b)",
-                        "validation error", real_base("har-standin"), HAR_SETTINGS, HAR_CLAIMS, CHECKPOINTS_REAL, 10),
+                        "validation error", real_base("har-standin"), HAR_SETTINGS, HAR_CLAIMS, CHECKPOINTS_REAL, 10,
+                        "stand-in"),
     "emnist-standin": Part("emnist-standin", "EMNIST, STAND-IN data (Figs. 3c, 3f, 9b, 10b)", "validation error",
-                           real_base("emnist-standin"), EMNIST_SETTINGS, EMNIST_CLAIMS, CHECKPOINTS_REAL, 10),
+                           real_base("emnist-standin"), EMNIST_SETTINGS, EMNIST_CLAIMS, CHECKPOINTS_REAL, 10,
+                           "stand-in"),
 }

@@ -33,9 +33,9 @@ from engine.hype import HypeConfig
 from engine.hype.calibration import calibrate_sigma
 from engine.hype.scores import TRAININGS
 from engine.hype.sweeps import FIG2A_EPSILONS, FIG2A_KS, FIG2A_SIGMA_LOSSES, evaluate_grid, success_grid
-from engine.reproduce.claims import counts, exact, proportion_beats, proportion_level
+from engine.reproduce.claims import counts, decide_payload, exact, mark, proportion_beats, proportion_level
 from engine.reproduce.dp_hype_data import (  # noqa: F401  (the data part's names, where callers found them)
-    ALPHAS, CLIENTS, DATASETS, DELTA, EPSILONS, K, RANDGUESS_TARGETS, TRAINING, VOTES_PER_RUN, alpha_of,
+    ALPHAS, CLIENTS, DATASETS, DELTA, EPSILONS, K, RANDGUESS_TARGETS, TRAINING, VOTES_PER_RUN, _key, alpha_of,
     build_tables, data, data_cell, data_claims)
 from engine.reproduce import dp_hype_fashion
 from engine.validation import check_choice, check_int
@@ -118,7 +118,11 @@ def simulation(repetitions: int, seed: int) -> dict:
                          "|H_good| at epsilon = 1 (the smallest rate)", "Sec. V-B c), Fig. 2",
                          "Fig. 2b", float(rate2b[:, ks.index(3), E.index(1.0)].min()), 0.9, R),
     ]
-    return {"title": "Simulated clients (Sec. V-B, Fig. 2a and 2b)", "metric": "success rate",
+    from engine.reproduce.dp_hype_theory import theory_claims
+
+    claims += theory_claims(grid, _sim_config(repetitions, seed), R)
+    mark(claims, "generated")
+    return {"title": "Simulated clients (Sec. V-B, Fig. 2a and 2b; Theorem V.1, App. A)", "metric": "success rate",
             "runs": R, "repetitions": R, "ks": ks, "epsilons": E, "sigma_losses": S, "goods": list(FIG2B_GOODS),
             "fig2a_success": rate2a.tolist(), "fig2b_success": rate2b.tolist(),
             "left_out": "|H_good| = 128 exceeds the 100 candidates", "claims": claims}
@@ -143,6 +147,7 @@ def communication() -> dict:
         exact("The server processes at least n vectors: n p numbers (p = 100, n = 250)", src, "Fig. 3",
               communication_numbers(100, 250)["server"], 250 * 100),
     ]
+    mark(claims, "generated", by_construction=True)     # arithmetic: a vector's length
     return {"title": "Communication (Sec. V-C, Fig. 3)", "metric": "numbers sent", "runs": 1, "table": table,
             "claims": claims}
 
@@ -157,11 +162,46 @@ def noise() -> dict:
         claims.append(exact(f"The noise scale (k = 5, delta = 1e-5): {what} (within 5 %)",
                             "Sec. VI-C: 'resulting in noise scales ... {103, 46, 24, 12.5, 4.7, 0}'", "Noise table",
                             sigma, paper, tolerance=0.05 * paper))
+    mark(claims, "generated", by_construction=True)     # the calibration's formula against the paper's numbers
     return {"title": "Noise scales (Sec. VI-C)", "metric": "sigma on the summed votes", "runs": 1, "table": rows,
             "claims": claims}
 
 
 # ------------------------------------------------------------------ the whole paper
+
+# The data part builds 48 score tables a run (the bulk of `reproduce all`): its replication runs half the
+# discovery's splits, on the cells its claims compare (docs/paper-comparisons.md says what that costs in power).
+REPLICATION_RUNS = 10
+# The (n, alpha) cells data_claims compares (the others are drawn, not judged).
+CLAIM_CELLS = frozenset({(50, None), (100, None), (250, None), (100, 0.5), (100, 30.0), (250, 5.0), (50, 5.0),
+                         (50, 30.0), (50, 0.5)})
+
+
+def replicate_parts(wanted: dict, payload: dict, seed: int, *, jobs=None, progress=None) -> dict:
+    """The parts of ``wanted`` (engine.reproduce.replication.decisive) run again at ``seed``: the simulation and
+    the labels whole (cheap), the data part on the data sets and cells its decisive claims compare, with
+    :data:`REPLICATION_RUNS` splits."""
+    from engine.reproduce.dp_hype_labels import labels
+
+    parts = payload["parts"]
+    out = {}
+    if "simulation" in wanted:
+        out["simulation"] = simulation(int(parts["simulation"]["repetitions"]), seed)
+    if "labels" in wanted:
+        out["labels"] = labels(int(parts["labels"]["runs"]), seed, progress=progress)
+    if "data" in wanted:
+        names = tuple(d for d in DATASETS if any(text.startswith(f"{d}: ") for text in wanted["data"]))
+        out["data"] = data(REPLICATION_RUNS, seed, names, progress=progress, jobs=jobs,
+                           training=parts["data"].get("training", TRAINING), only=CLAIM_CELLS)
+    return decide_payload({"paper": "dp-hype", "seed": seed, "parts": out})
+
+
+def data_from_cells(stored: dict) -> dict:
+    """A stored data part with its claims made again from its cells (per-run numbers) by the current code."""
+    cells = {_key(c["dataset"], c["clients"], c["alpha"]): c for c in stored["cells"]}
+    datasets = tuple(dict.fromkeys(c["dataset"] for c in stored["cells"]))
+    return dict(stored, claims=[c for d in datasets for c in data_claims(cells, d)])
+
 
 def part_price(part: str, runs: int) -> tuple[float, float] | None:
     """(CPU seconds, memory of a worker in MB) of a part priced on its own rather than by ``SECONDS_PER_RUN``
@@ -212,4 +252,4 @@ def reproduce(parts=DEFAULT_PARTS, *, runs: int = PAPER_RUNS, repetitions: int =
         out[part]["name"] = part
         out[part]["seconds"] = round(time.perf_counter() - started, 2)
         out[part]["counts"] = counts(out[part]["claims"])
-    return {"paper": "dp-hype", "seed": seed, "parts": out}
+    return decide_payload({"paper": "dp-hype", "seed": seed, "parts": out})

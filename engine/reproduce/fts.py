@@ -124,7 +124,8 @@ RUNTIME_CLAIMS = [
 
 PART_SPECS = {
     "synthetic": Part("synthetic", "Synthetic functions (Sec. 5.1, Figs. 1a-c)", "simple regret", _FIG1,
-                      tuple(SYNTHETIC_SETTINGS), tuple(SYNTHETIC_CLAIMS), (0, 10, 25, 50), FUNCTIONS * RUNS),
+                      tuple(SYNTHETIC_SETTINGS), tuple(SYNTHETIC_CLAIMS), (0, 10, 25, 50), FUNCTIONS * RUNS,
+                      "generated"),
     "landmine": Part("landmine", "Landmine, 6 targets (Sec. 5.2, Fig. 2a)", "1 - AUC", dict(FTS_LANDMINE),
                      tuple(LANDMINE_SETTINGS), tuple(LANDMINE_CLAIMS), (0, 10, 25, 50), RUNS),
     "runtime": Part("runtime", "Landmine run time, first target, M = 100 (Sec. 5.2, Figs. 3a and 3d)", "1 - AUC",
@@ -150,9 +151,9 @@ def _cpuinfo() -> list[str]:
         return []
 
 
-def _synthetic(runs: int, functions: int, seed: int, jobs, progress) -> PartResult:
+def _synthetic(runs: int, functions: int, seed: int, jobs, progress, part: Part | None = None) -> PartResult:
     """Figs. 1a-c: every setting on ``functions`` GP functions x ``runs`` initialisations, paired."""
-    part = PART_SPECS["synthetic"]
+    part = part or PART_SPECS["synthetic"]
     started = time.perf_counter()
     per_function = []
     for f in range(functions):
@@ -164,7 +165,7 @@ def _synthetic(runs: int, functions: int, seed: int, jobs, progress) -> PartResu
                                   float(sum(r[key].seconds for r in per_function)))
                for key in per_function[0]}
     return PartResult(part.name, part.title, part.metric_label, part.checkpoints, results,
-                      judge(part.claims, results), time.perf_counter() - started)
+                      judge(part.claims, results, data_kind=part.data_kind), time.perf_counter() - started)
 
 
 def _timed_run(config, objective=None) -> tuple[np.ndarray, np.ndarray]:
@@ -234,13 +235,15 @@ def _runtime(runs: int, seed: int, progress) -> PartResult:
         results[f"growth {a}"] = result(f"growth {a}", f"{a.upper()} extra run time from N = {RUNTIME_N[0]} to "
                                                        f"{RUNTIME_N[-1]}", growth)
     return PartResult(part.name, part.title, part.metric_label, part.checkpoints, results,
-                      judge(part.claims, results), time.perf_counter() - started)
+                      judge(part.claims, results, data_kind=part.data_kind), time.perf_counter() - started)
 
 
 def reproduce(parts=PARTS, *, runs: int = RUNS, functions: int = FUNCTIONS, seed: int = 0, jobs: int | None = None,
-              progress: Progress | None = None) -> dict[str, PartResult]:
+              progress: Progress | None = None, specs: dict | None = None) -> dict[str, PartResult]:
     """Run the FTS paper's protocol and judge its claims (``runs`` initialisations per setting; the
-    synthetic part also over ``functions`` GP functions). Returns ``{part: PartResult}``."""
+    synthetic part also over ``functions`` GP functions). Returns ``{part: PartResult}``. ``specs``: parts
+    cut down to some claims and their settings (a replication, engine.reproduce.replication), by name; the
+    run-time part always runs whole."""
     parts = tuple(parts)
     for part in parts:
         check_choice("reproduction part", part, PARTS)
@@ -250,12 +253,13 @@ def reproduce(parts=PARTS, *, runs: int = RUNS, functions: int = FUNCTIONS, seed
     for name in parts:
         report = (lambda done, total, name=name: progress(name, done, total)) if progress else None
         if name == "synthetic":
-            out[name] = _synthetic(runs, functions, seed, jobs, report)
+            out[name] = _synthetic(runs, functions, seed, jobs, report, (specs or {}).get(name))
         elif name == "runtime":
             out[name] = _runtime(runs, seed, report)
         else:
             from engine.reproduce.report import run_part
-            out[name] = run_part(PART_SPECS[name], runs=runs, seed=seed, jobs=jobs, progress=report)
+            out[name] = run_part((specs or {}).get(name, PART_SPECS[name]), runs=runs, seed=seed, jobs=jobs,
+                                 progress=report)
     return out
 
 

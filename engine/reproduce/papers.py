@@ -12,7 +12,7 @@ import importlib
 import re
 
 from engine.limits import Cost
-from engine.reproduce.claims import VERDICTS
+from engine.reproduce.claims import DATA_KINDS, VERDICTS, tally
 
 
 def paper_module(name: str):
@@ -83,13 +83,24 @@ def claim_figures(claim: dict) -> list[str]:
     return list(dict.fromkeys(found)) or ["other"]
 
 
-# A claim that two settings perform alike and that our runs tell apart ("differs", engine.reproduce.report) is
-# the opposite of what the paper says: the summary counts it with the reversed ones.
-SUMMARY_VERDICT = {"differs": "reversed"}
+BY_CONSTRUCTION = "by construction"
+OTHER_DATA = "other data"
+
+
+def tally_key(claim: dict) -> str:
+    """Where a tally counts ``claim``: under its verdict (paper's data, stand-ins, generated data), apart when it
+    holds by construction, or beside the paper's tally when its data is a set the paper did not use."""
+    if claim.get("data_kind") == "other":
+        return OTHER_DATA
+    if claim.get("by_construction"):
+        return BY_CONSTRUCTION
+    return tally(claim["verdict"])
 
 
 def summary_rows(payloads: dict) -> list[dict]:
-    """One row per (paper, figure): how many claims hold, are not significant and are reversed.
+    """One row per (paper, figure): how many claims hold, are not significant, are reversed and are inconsistent
+    (``claims`` = those four + ``by construction`` + ``other data``), and how many claims of each data kind
+    (``kinds``); ``other`` counts the verdicts of the claims on other data, reported beside the tally.
 
     ``payloads`` maps a paper's name to its command-line output (``{"parts": {...}}``).
     """
@@ -98,11 +109,24 @@ def summary_rows(payloads: dict) -> list[dict]:
         for part_name, part in payload.get("parts", {}).items():
             for claim in part.get("claims", []):
                 for figure in claim_figures(claim):
-                    row = rows.setdefault((paper, figure), {"paper": paper, "figure": figure, "part": part_name,
-                                                            "claims": 0, **{v: 0 for v in VERDICTS}})
+                    row = rows.setdefault((paper, figure), {
+                        "paper": paper, "figure": figure, "part": part_name, "claims": 0,
+                        **{v: 0 for v in VERDICTS}, BY_CONSTRUCTION: 0, OTHER_DATA: 0,
+                        "kinds": {k: 0 for k in DATA_KINDS}, "other": {v: 0 for v in VERDICTS}})
                     row["claims"] += 1
-                    row[SUMMARY_VERDICT.get(claim["verdict"], claim["verdict"])] += 1
+                    row[tally_key(claim)] += 1
+                    row["kinds"][claim.get("data_kind", "paper")] += 1
+                    if claim.get("data_kind") == "other":
+                        row["other"][tally(claim["verdict"])] += 1
     return list(rows.values())
+
+
+def data_label(kinds: dict) -> str:
+    """"stand-in" or "stand-in 20, other 5": the data kinds of a row's claims."""
+    present = {k: n for k, n in kinds.items() if n}
+    if len(present) == 1:
+        return next(iter(present))
+    return ", ".join(f"{k} {n}" for k, n in present.items())
 
 
 def claim_lines(payload: dict) -> list[str]:
@@ -112,5 +136,6 @@ def claim_lines(payload: dict) -> list[str]:
         lines.append(f"\n{part['title']} ({part.get('runs', '?')} runs, {part.get('seconds', 0):.0f} s)")
         for c in part["claims"]:
             n = c["numbers"]
-            lines.append(f"  [{c['verdict']:>15s}] {c['claim']}: {n['difference']:+.4f} (s.e. {n['stderr']:.4f})")
+            lines.append(f"  [{c['verdict']:>15s}] {c['claim']}: {n['difference']:+.4f} (s.e. {n['stderr']:.4f})"
+                         + (f" [{c['why']}]" if c.get("why") else ""))
     return lines

@@ -4,16 +4,13 @@ A *setting* is a set of :class:`engine.fbo.FboConfig` overrides. Every setting
 runs the same seeds, so run r of one setting and run r of another share the
 objective, the shared random features and (when their sub-regions agree) the
 initial points: comparisons are paired by run. A *claim* says that one setting
-beats another (lower metric) at an iteration or over the whole curve; its
-verdict is the mean paired difference over runs and its standard error:
-
-- ``holds``: the difference favours the claim by more than ``Z_THRESHOLD``
-  standard errors,
-- ``reversed``: it goes the other way by more than that,
-- ``not significant``: anything in between.
-
-A claim that two settings perform alike (``similar``) holds when the difference
-is within the threshold and ``differs`` otherwise.
+beats another (lower metric) at an iteration or over the whole curve, or that
+two perform alike (``similar``, an equivalence test against a margin stated
+with the claim); the mean paired difference over runs and its standard error
+are its numbers, and :func:`engine.reproduce.claims.decide` (the one decision
+rule: false discovery rate over the paper's claims, a replication seed set,
+power) turns them into ``holds``, ``reversed`` (``differs``), ``not
+significant`` or ``inconsistent``.
 
 Everything is plain data (``to_json``), so the CLI prints it and a page can draw it.
 """
@@ -28,12 +25,12 @@ from typing import Callable, Mapping, Sequence
 import numpy as np
 
 from engine.fbo.records import standard_error
+from engine.reproduce.claims import EQUIVALENCE_MARGIN, check_kind, decide, deciding
+from engine.reproduce.claims import Z_THRESHOLD  # noqa: F401  (the single comparison's level, for callers)
 from engine.reproduce.runs import (RUNS_PER_BLOCK, block_key, block_progress, block_seeds, outcome, run_blocks,
                                    setting_config)
 from engine.reproduce.sizes import size_verdict
 from engine.validation import check_int
-
-Z_THRESHOLD = 2.0          # about a 2.3 % one-sided error rate per claim under the normal approximation
 
 Progress = Callable[[int, int], None]
 
@@ -99,9 +96,11 @@ class Claim:
     worse: str
     at: object = "curve"
     family: str = ""
-    # A claim that two settings perform alike (e.g. "M barely matters"): it holds when the paired
-    # difference is within Z_THRESHOLD standard errors, and its verdict is "differs" otherwise.
+    # A claim that two settings perform alike (e.g. "M barely matters"): an equivalence test (TOST) of the
+    # paired difference against +-``margin`` x the reference's (``worse``'s) mean, the margin stated with the
+    # claim; "differs" when the difference is beyond the margin.
     similar: bool = False
+    margin: float = EQUIVALENCE_MARGIN
     # "metric": the ordering above, judged over runs. "clipped": a size, the percent of vectors the
     # setting ``better[0]`` clips against the paper's ``paper`` (``worse`` is "paper"). "epsilon": the
     # privacy loss of ``better[0]`` is below that of the same setting with ``reference`` overrides
@@ -109,6 +108,8 @@ class Claim:
     kind: str = "metric"
     paper: float | None = None
     reference: tuple = ()
+    figure: str = ""            # the figure the summary counts it under, when its source names several
+    by_construction: bool = False
 
     @property
     def any_of(self) -> bool:
@@ -132,6 +133,7 @@ class Part:
     claims: tuple
     checkpoints: tuple
     paper_runs: int             # runs per setting in the paper
+    data_kind: str = "paper"    # engine.reproduce.claims.DATA_KINDS
 
     @property
     def figures(self) -> tuple[str, ...]:
@@ -150,12 +152,18 @@ class Verdict:
 
     claim: Claim
     holds: bool
-    verdict: str                    # holds | not significant | reversed
+    verdict: str                    # engine.reproduce.claims.VERDICTS, or "differs"
     numbers: dict = field(default_factory=dict)
+    data_kind: str = "paper"
+    decision: dict = field(default_factory=dict)    # test, discovery, replication, why (claims.decide)
 
     def to_json(self) -> dict:
-        return {"claim": self.claim.text, "source": self.claim.source, "holds": self.holds,
-                "verdict": self.verdict, "numbers": self.numbers}
+        out = {"claim": self.claim.text, "source": self.claim.source}
+        if self.claim.figure:
+            out["figure"] = self.claim.figure
+        out.update({"data_kind": self.data_kind, "by_construction": self.claim.by_construction,
+                    "holds": self.holds, "verdict": self.verdict, "numbers": self.numbers, **self.decision})
+        return out
 
 
 def compare(better: SettingResult, worse: SettingResult, at) -> dict:
@@ -174,53 +182,48 @@ def compare(better: SettingResult, worse: SettingResult, at) -> dict:
             "difference": mean, "stderr": se, "z": z, "paired": True}
 
 
-def _verdict_of(z) -> str:
-    if z is None:
-        return "not significant"
-    if z > Z_THRESHOLD:
-        return "holds"
-    if z < -Z_THRESHOLD:
-        return "reversed"
-    return "not significant"
-
-
 def deciding_comparison(numbers: dict) -> dict:
     """The comparison a claim's verdict rests on: the claim's own, or the best of an any-of claim's."""
-    if "comparisons" not in numbers:
-        return numbers
-    return max(numbers["comparisons"], key=lambda c: c["z"] if c["z"] is not None else -np.inf)
+    return deciding(numbers)
 
 
-def judge(claims: Sequence[Claim], results: dict[str, SettingResult], base: dict | None = None) -> list[Verdict]:
+def judge(claims: Sequence[Claim], results: dict[str, SettingResult], base: dict | None = None,
+          data_kind: str = "paper") -> list[Verdict]:
     """One :class:`Verdict` per claim whose settings all ran (positive ``difference``: the claimed winner is
-    better). ``base``: the part's base configuration (for claims about epsilon)."""
+    better), decided together by :func:`engine.reproduce.claims.decide` (discovery only: the caller adds a
+    replication and decides again over the paper). ``base``: the part's base configuration (for claims about
+    epsilon)."""
+    check_kind(data_kind)
     out = []
     for claim in claims:
         if claim.kind != "metric":
             result = results.get(claim.better[0])
             if result is not None and (claim.kind == "clipped" or base is not None):
                 config = setting_config(base, result.setting, 0, 2) if claim.kind == "epsilon" else None
-                out.append(Verdict(claim, *size_verdict(claim, result, config)))
+                out.append(Verdict(claim, *size_verdict(claim, result, config), data_kind=data_kind))
             continue
         if not set(claim.better) | {claim.worse} <= set(results):
             continue
         comparisons = [compare(results[key], results[claim.worse], claim.at) for key in claim.better]
-        verdicts = [_verdict_of(c["z"]) for c in comparisons]
         if claim.any_of:
-            holds = "holds" in verdicts
-            verdict = "holds" if holds else ("reversed" if all(v == "reversed" for v in verdicts)
-                                             else "not significant")
             numbers = {"comparisons": comparisons}
-        elif claim.similar:
-            holds = verdicts[0] == "not significant"
-            verdict = "holds" if holds else "differs"
-            numbers = comparisons[0]
         else:
-            holds = verdicts[0] == "holds"
-            verdict = verdicts[0]
             numbers = comparisons[0]
-        out.append(Verdict(claim, holds, verdict, numbers))
+            if claim.similar:
+                numbers["equivalence_margin"] = claim.margin * abs(numbers["worse_mean"])
+                numbers["equivalence_relative"] = claim.margin
+        out.append(Verdict(claim, False, "not significant", numbers, data_kind=data_kind))
+    redecide(out)
     return out
+
+
+def redecide(verdicts: Sequence[Verdict]) -> None:
+    """Decide ``verdicts`` together (one paper's, or one part's) and write the verdicts back."""
+    dicts = [v.to_json() for v in verdicts]
+    decide(dicts)
+    for verdict, data in zip(verdicts, dicts):
+        verdict.verdict, verdict.holds = data["verdict"], data["holds"]
+        verdict.decision = {key: data[key] for key in ("test", "discovery", "replication", "why") if key in data}
 
 
 # ---------------------------------------------------------------------- running settings
@@ -291,7 +294,7 @@ def run_part(part: Part, *, runs: int, seed: int = 0, jobs: int | None = None,
     started = time.perf_counter()
     results = run_settings(part.base, part.settings, runs=runs, seed=seed, jobs=jobs, progress=progress)
     return PartResult(part.name, part.title, part.metric_label, tuple(part.checkpoints), results,
-                      judge(part.claims, results, part.base), time.perf_counter() - started)
+                      judge(part.claims, results, part.base, part.data_kind), time.perf_counter() - started)
 
 
 def run_parts(requests: Sequence[tuple[Part, int]], *, seed: int = 0, jobs: int | None = None,
@@ -322,7 +325,7 @@ def run_parts(requests: Sequence[tuple[Part, int]], *, seed: int = 0, jobs: int 
     for name, (part, (keys, _)) in plans.items():
         results = _setting_results(part.settings, keys, outcomes)
         out[name] = PartResult(part.name, part.title, part.metric_label, tuple(part.checkpoints), results,
-                               judge(part.claims, results, part.base), finished.get(name, 0.0))
+                               judge(part.claims, results, part.base, part.data_kind), finished.get(name, 0.0))
     return out
 
 
@@ -345,4 +348,4 @@ def part_from_results(part: Part, results: Mapping[str, object], seconds: float 
     by_key = {s.key: s for s in part.settings}
     settings = {key: SettingResult(by_key[key], *outcome(result)) for key, result in results.items()}
     return PartResult(part.name, part.title, part.metric_label, tuple(part.checkpoints), settings,
-                      judge(part.claims, settings, part.base), seconds)
+                      judge(part.claims, settings, part.base, part.data_kind), seconds)

@@ -6,10 +6,12 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
+from engine.reproduce.claims import DATA_KINDS
+from engine.reproduce.papers import BY_CONSTRUCTION, OTHER_DATA, data_label
 from engine.reproduce.report import deciding_comparison
 from ui.kit.routes import REPRODUCTION
 from ui.kit.tables import MISSING
-from ui.reproduction.view import coloured
+from ui.reproduction.view import coloured, verdict_columns
 
 # The papers in the order the page offers them, by the name the command line takes.
 PAPER_TITLES = {"dp-fts-de": "DP-FTS-DE", "fts": "FTS", "dp-hype": "DP-HYPE", "po-gp-ucb": "PO-GP-UCB"}
@@ -34,16 +36,23 @@ def figure_link(row: dict) -> str:
     return f"{REPRODUCTION.url_path}?{query}#{row['anchor']}"
 
 
+TALLY = (("hold", "holds"), ("not significant", "not significant"), ("reversed", "reversed"),
+         ("inconsistent", "inconsistent"), ("by construction", BY_CONSTRUCTION), ("other data (beside)", OTHER_DATA))
+
+
 def paper_rows(rows: list[dict]) -> pd.DataFrame:
-    """One row per paper: its figures and tables with claims, and the claims' verdicts added up."""
+    """One row per paper: its figures and tables with claims, the claims' verdicts added up (the paper's data,
+    stand-ins and generated data), those holding by construction apart, those on other data beside, and how many
+    claims rest on each kind of data."""
     out = []
     for paper in PAPER_TITLES:
         mine = [r for r in rows if r["paper"] == paper]
         if mine:
+            kinds = {k: sum(r["kinds"][k] for r in mine) for k in DATA_KINDS}
             out.append({"paper": PAPER_LABELS[paper], "figures and tables": len(mine),
-                        "claims": sum(r["claims"] for r in mine), "hold": sum(r["holds"] for r in mine),
-                        "not significant": sum(r["not significant"] for r in mine),
-                        "reversed": sum(r["reversed"] for r in mine)})
+                        "claims": sum(r["claims"] for r in mine),
+                        **{label: sum(r[key] for r in mine) for label, key in TALLY},
+                        **{f"on {k}": kinds[k] for k in DATA_KINDS}})
     return pd.DataFrame(out)
 
 
@@ -53,11 +62,16 @@ def show_summary(rows: list[dict]) -> None:
         return
     st.table(paper_rows(rows).set_index("paper"))
     table = pd.DataFrame([{"paper": PAPER_TITLES.get(r["paper"], r["paper"]), "figure": r["figure"],
-                           "claims": r["claims"], "hold": r["holds"], "not significant": r["not significant"],
-                           "reversed": r["reversed"], "see": figure_link(r)} for r in rows])
+                           "data": data_label(r["kinds"]), "claims": r["claims"],
+                           **{label: r[key] for label, key in TALLY}, "see": figure_link(r)} for r in rows])
     with st.expander(f"Every figure and table of every paper ({len(table)} rows), with a link to its claims"):
         st.dataframe(table, hide_index=True, height=min(35 * (len(table) + 1) + 3, 560), column_config={
             "see": st.column_config.LinkColumn("see", display_text="the claims", help="Open the figure's claims")})
+
+
+def needs_conclusion(row: dict) -> bool:
+    """A figure with a tallied claim that does not hold needs its investigation's conclusion."""
+    return bool(row["not significant"] or row["reversed"] or row["inconsistent"])
 
 
 def _runs(value) -> str:
@@ -73,7 +87,8 @@ def claims_table(claims: list[dict]) -> pd.DataFrame:
         rows.append({"verdict": claim["verdict"], "the paper claims": claim["claim"],
                      "difference ± s.e.": MISSING if difference is None else
                      f"{difference:+.4f} ± {n.get('stderr', float('nan')):.4f}",
-                     "runs": _runs(claim["numbers"].get("runs")), "where": claim["source"]})
+                     **verdict_columns(claim), "runs": _runs(claim["numbers"].get("runs")),
+                     "where": claim["source"]})
     return pd.DataFrame(rows)
 
 
@@ -89,9 +104,11 @@ def show_claims(paper: str, payload: dict) -> None:
         figure = row["figure"]
         st.subheader(f"{PAPER_TITLES.get(paper, paper)}, {figure}", anchor=anchor(paper, figure))
         with st.expander(f"{row['claims']} claims: {row['holds']} hold, {row['not significant']} not significant, "
-                         f"{row['reversed']} reversed" + (" (and the stored figure)" if paper == "dp-hype" else ""),
-                         expanded=False):
-            if conclusion(paper, figure) and (row["not significant"] or row["reversed"]):
+                         f"{row['reversed']} reversed, {row['inconsistent']} inconsistent"
+                         + (f", {row[BY_CONSTRUCTION]} by construction" if row[BY_CONSTRUCTION] else "")
+                         + (f", {row[OTHER_DATA]} on other data" if row[OTHER_DATA] else "")
+                         + (" (and the stored figure)" if paper == "dp-hype" else ""), expanded=False):
+            if conclusion(paper, figure) and needs_conclusion(row):
                 st.markdown("**Investigated.** " + conclusion(paper, figure))
                 show_ablations([claim["claim"] for claim in claims_of(paper, figure)])
             stored_data_figure(paper, figure, payload=payload)

@@ -26,7 +26,8 @@ from ui.kit.routes import REPRODUCTION, page_link
 from ui.kit.tables import MISSING
 
 # Verdict cells are coloured (not marked with emoji: a browser without an emoji font draws boxes).
-VERDICT_COLOURS = {"holds": "#d8f0dc", "not significant": "#eeeeee", "reversed": "#f8d7d5", "differs": "#f8e7c8"}
+VERDICT_COLOURS = {"holds": "#d8f0dc", "not significant": "#eeeeee", "reversed": "#f8d7d5", "differs": "#f8e7c8",
+                   "inconsistent": "#e8d8f0"}
 # Below this many runs a standard error rests on too few numbers for the 2-standard-error rule to be read as a
 # test (with 2 runs it is one number's spread): the page says so above the verdicts.
 FEW_RUNS = 20
@@ -68,6 +69,21 @@ def checkpoint_table(payload: dict) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def verdict_columns(claim: dict) -> dict:
+    """The columns every verdict table shows beside the verdict: why (the rule's reason), the replication's
+    difference, the smallest difference the runs could detect, and the claim's data."""
+    rep = claim.get("replication") or {}
+    found = claim.get("discovery") or {}
+    detectable = found.get("detectable")
+    margin = claim["numbers"].get("equivalence_margin")
+    return {"why": claim.get("why", MISSING),
+            "replication": (f"{rep['difference']:+.4f} ± {rep['stderr']:.4f}" if rep.get("stderr") is not None
+                            else MISSING),
+            "could detect": MISSING if detectable is None else f"{detectable:.4f}"
+                            + (f" (margin ±{margin:.4f})" if margin is not None else ""),
+            "data": claim.get("data_kind", MISSING) + (" · by construction" if claim.get("by_construction") else "")}
+
+
 def verdict_table(payload: dict) -> pd.DataFrame:
     """One row per claim: our verdict, the claim and where the paper makes it, and the paired numbers."""
     labels = {s["key"]: s["label"] for s in payload["settings"]}
@@ -81,7 +97,7 @@ def verdict_table(payload: dict) -> pd.DataFrame:
         rows.append({"#": len(rows) + 1, "verdict": claim["verdict"], "the paper claims": claim["claim"],
                      "where": claim["source"],
                      "compared": compared, "difference ± s.e.": f"{n['difference']:+.4f} ± {n['stderr']:.4f}{best}",
-                     "z": f"{n['z']:+.1f}" if n["z"] is not None else MISSING})
+                     "z": f"{n['z']:+.1f}" if n["z"] is not None else MISSING, **verdict_columns(claim)})
     return pd.DataFrame(rows)
 
 
