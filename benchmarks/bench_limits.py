@@ -64,6 +64,11 @@ CASES = [
     ("pogpucb", dict(runs=5, iterations=300)),
     ("upload", dict(rows=50_000)),
     ("sweep", dict(tool="hype", base=dict(repetitions=300), axes=[["epsilon", [0.5, 1.0]]], runs=2)),
+    ("table", dict(dataset="landmine", agents=3)),
+    ("table", dict(dataset="digits-svm", agents=3)),
+    ("table", dict(dataset="breast-cancer-lr", agents=3)),
+    ("table", dict(dataset="har-standin", agents=3)),
+    ("table", dict(dataset="emnist-standin", agents=3)),
 ]
 QUICK = [0, 1, 12, 14, 15, 16, 18, 21, 24, 26, 27, 30]
 
@@ -220,6 +225,18 @@ def work_of(tool: str, kw: dict):
 
         path = _upload_file(kw["rows"])
         return lambda: summarise(read_table(str(path)))
+    if tool == "table":
+        # The objective table's work, agent by agent in this process (a build shares the agents among its
+        # workers): the dataset's first ``agents`` rows of scores on its default grid.
+        import importlib
+
+        from engine.objectives.registry import DATASETS
+        from engine.objectives.store import grid_size
+        from engine.objectives.tasks import grid_candidates
+
+        task = importlib.import_module(DATASETS[kw["dataset"]][0]).make_task(n_agents=kw["agents"])
+        candidates = grid_candidates(task.dim, grid_size(task, None))
+        return lambda: [task.score(agent, candidates) for agent in range(task.n_agents)]
     if tool == "sweep":
         from engine.sweep import SweepSpec, run_sweep
 
@@ -269,6 +286,10 @@ def estimate(tool: str, kw: dict):
     if tool == "upload":
         path = _upload_file(kw["rows"])
         return limits.upload_cost(path.stat().st_size, kw["rows"])
+    if tool == "table":
+        from engine.limits.fbo import objective_cost
+
+        return objective_cost(kw["dataset"], kw["agents"])
     if tool == "sweep":
         from engine.sweep import SweepSpec, spec_cost
 

@@ -70,12 +70,11 @@ def running_app(folder: Path, *, env: dict, args=("--server.headless", "true", "
                                                   "--server.fileWatcherType", "none"), host: str = "127.0.0.1"):
     """``streamlit run app.py`` with ``args`` on a free port and environment ``env``; yields its :class:`Server`.
 
-    The cache (``DPBO_CACHE_DIR``) is a fresh folder under ``folder`` unless ``env`` names one.
+    The cache (``DPBO_CACHE_DIR``) is a fresh folder under ``folder``.
     """
     need_chromium()
     port = free_port()
-    env = dict(env)
-    env.setdefault("DPBO_CACHE_DIR", str(folder / "cache"))
+    env = dict(env, DPBO_CACHE_DIR=str(folder / "cache"))
     log = open(folder / "streamlit.log", "w")
     proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port), *args],
                             cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, env=env)
