@@ -39,6 +39,7 @@ def _group(item) -> str:
     return path.as_posix()
 
 
+@pytest.hookimpl(tryfirst=True)     # before xdist's own hook, which reads the groups into the tests' ids
 def pytest_collection_modifyitems(config, items):
     """Mark every test with its worker group (:data:`LONGEST_FIRST`), the longest groups first."""
     rank = {name: i for i, name in enumerate(LONGEST_FIRST)}
