@@ -203,14 +203,14 @@ else:
                                   f"S_{T} mean": res.baseline_curve[-1], "± s.e.": res.baseline_stderr[-1],
                                   **regret_summary(res.baseline_regrets), "paper S_50": "—"})
     table = pd.DataFrame(rows + baseline_rows)
-    if (table[f"S_{T} mean"] == 0).all():
-        st.caption(f"Every run found the best point by t = {T} (S_{T} = 0 exactly): the mean of S_t over the "
-                   "iterations and the first t at S_t = 0 say which line got there sooner.")
     if (table["paper S_50"] == "—").all():   # no setting the paper reports: no column of dashes
         table = table.drop(columns="paper S_50")
     numbers = [c for c in table.columns if c not in ("setting", "branch", "runs", "paper S_50", FOUND)]
     st.dataframe(table, hide_index=True,
                  column_config={c: st.column_config.NumberColumn(format="%.4f") for c in numbers})
+    if (table[f"S_{T} mean"] == 0).all():
+        st.caption(f"Every run found the best point by t = {T} (S_{T} = 0 exactly): the mean of S_t over the "
+                   "iterations and the first t at S_t = 0 say which line got there sooner.")
     if run.seconds is not None:
         st.caption(f"Finished in {run.seconds:.1f} s. Regret is in units of the output's standard deviation "
                    "(σ_y = 1 for the synthetic GP). Kernel hyperparameters: "
