@@ -71,6 +71,11 @@ CASES = [
     ("upload-page", dict(kind="parquet", rows=200_000, settings=50, extra=20)),
     ("upload-page", dict(kind="parquet", rows=20_000, settings=50, nulls=252)),
     ("sweep", dict(tool="hype", base=dict(repetitions=300), axes=[["epsilon", [0.5, 1.0]]], runs=2)),
+    ("table", dict(dataset="landmine", agents=3)),
+    ("table", dict(dataset="digits-svm", agents=3)),
+    ("table", dict(dataset="breast-cancer-lr", agents=3)),
+    ("table", dict(dataset="har-standin", agents=3)),
+    ("table", dict(dataset="emnist-standin", agents=3)),
 ]
 QUICK = [0, 1, 12, 14, 15, 16, 18, 21, 24, 26, 27, 30]
 
@@ -271,6 +276,18 @@ def work_of(tool: str, kw: dict):
         path = _page_upload(kw)
         data = path.read_bytes()
         return lambda: read_and_analyse(data, path.name, None)
+    if tool == "table":
+        # The objective table's work, agent by agent in this process (a build shares the agents among its
+        # workers): the dataset's first ``agents`` rows of scores on its default grid.
+        import importlib
+
+        from engine.objectives.registry import DATASETS
+        from engine.objectives.store import grid_size
+        from engine.objectives.tasks import grid_candidates
+
+        task = importlib.import_module(DATASETS[kw["dataset"]][0]).make_task(n_agents=kw["agents"])
+        candidates = grid_candidates(task.dim, grid_size(task, None))
+        return lambda: [task.score(agent, candidates) for agent in range(task.n_agents)]
     if tool == "sweep":
         from engine.sweep import SweepSpec, run_sweep
 
@@ -322,6 +339,10 @@ def estimate(tool: str, kw: dict):
         return limits.upload_cost(path.stat().st_size, kw["rows"])
     if tool == "upload-page":
         return _page_upload_price(kw)
+    if tool == "table":
+        from engine.limits.fbo import objective_cost
+
+        return objective_cost(kw["dataset"], kw["agents"])
     if tool == "sweep":
         from engine.sweep import SweepSpec, spec_cost
 

@@ -84,22 +84,17 @@ def setting(default, *, kind: type | None = None, low=None, high=None, low_open:
             page_param: str | None = None):
     """A dataclass field whose metadata says how to check, show and parse it.
 
-    ``kind`` (bool, int, float, str; default: the default's type) and
-    ``low``/``high`` bound a number (``low_open``/``high_open`` exclude the
-    bound); ``choices`` lists a string's values; ``optional`` allows None
-    (default: when the default is None). ``label`` and ``help`` describe it
-    on pages and the command line; ``noun`` is the name error sentences use
-    (default: the field's name). ``flag`` is the CLI option (default
-    ``--field-name``; a bool flag that defaults to True is ``--no-field-name``);
-    ``cli_type`` parses the option (default ``kind``) and ``cli_default`` is
-    the value when the option is absent (default: the field's default).
-    ``link`` = (low, high) bounds a page's link parameter when they differ
-    from the validator's. ``when(config)`` limits the check to the configs it
-    concerns; ``check(config, value)`` replaces the generic check (a rule of
-    its own wording). ``internal="reason"``: deliberately on no page or CLI;
-    ``not_on_page="reason"``: on the command line (and in sweeps) but on no page;
-    ``page_param``: the page's link parameter that sets this field when it is not the field's own name
-    (e.g. FboConfig's ``algorithm`` is one of the comparison's ``algorithms``).
+    ``kind`` (bool, int, float, str; default: the default's type) and ``low``/``high`` bound a number
+    (``low_open``/``high_open`` exclude the bound); ``choices`` lists a string's values; ``optional`` allows None
+    (default: when the default is None). ``label`` and ``help`` describe it on pages and the command line; ``noun``
+    is the name error sentences use (default: the field's name). ``flag`` is the CLI option (default
+    ``--field-name``; a bool flag that defaults to True is ``--no-field-name``); ``cli_type`` parses the option
+    (default ``kind``) and ``cli_default`` is the value when the option is absent (default: the field's default).
+    ``link`` = (low, high) bounds a page's link parameter when they differ from the validator's. ``when(config)``
+    limits the check to the configs it concerns; ``check(config, value)`` replaces the generic check (a rule of its
+    own wording). ``internal="reason"``: deliberately on no page or CLI; ``not_on_page="reason"``: on the command
+    line (and in sweeps) but on no page; ``page_param``: the page's link parameter that sets this field when it is
+    not the field's own name (e.g. FboConfig's ``algorithm`` is one of the comparison's ``algorithms``).
     """
     if kind is None:
         kind = type(default)
@@ -294,30 +289,42 @@ def _no_constant(name: str):
     raise ValueError(name)
 
 
-def read_config_file(path: str, cls) -> dict:
-    """The settings of a configuration JSON, each as its field's kind (one sentence on a bad file).
-
-    Accepts a JSON object of settings, ``{"config": {...}}`` or the Federated BO page's export
-    ``{"lines": [{"config": {...}}, ...]}`` with a single line. The file is read up to
-    :data:`CONFIG_MAX_BYTES` and nests at most :data:`CONFIG_MAX_DEPTH` levels; every value is given its
-    field's kind by :func:`typed` (a number is a JSON number, never text; the bounds are the config's).
-    """
+def _parsed(path: str):
+    """The JSON a configuration file holds, read within its bounds (one sentence on a bad file)."""
     text = _read_bounded(path)
     if _depth(text) > CONFIG_MAX_DEPTH:
         raise ConfigError(f"The configuration file {path} nests more than {CONFIG_MAX_DEPTH} levels; a "
                           "configuration is one object of settings.", "config")
     try:
-        data = json.loads(text, parse_constant=_no_constant)
+        return json.loads(text, parse_constant=_no_constant)
     except json.JSONDecodeError as err:
         raise ConfigError(f"The configuration file {path} is not JSON (line {err.lineno}).", "config") from None
     except (ValueError, RecursionError):    # NaN or Infinity, a number of more than 4,300 digits
         raise ConfigError(f"The configuration file {path} is not strict JSON (a number it holds is not finite "
                           "or too long).", "config") from None
+
+
+def config_line_labels(path: str) -> list[str]:
+    """The labels of the lines of a page's export ``{"lines": [...]}``; [] for a file of one configuration."""
+    data = _parsed(path)
+    lines = data.get("lines") if isinstance(data, dict) else None
+    return [str(line.get("label") or f"line {i + 1}") if isinstance(line, dict) else f"line {i + 1}"
+            for i, line in enumerate(lines)] if isinstance(lines, list) else []
+
+
+def read_config_file(path: str, cls, line: int | None = None) -> dict:
+    """The settings of a configuration JSON, each as its field's kind (one sentence on a bad file).
+
+    A JSON object of settings, ``{"config": {...}}`` or a page's export ``{"lines": [{"config": {...}}, ...]}``
+    (its line ``line``, from 0, or its only line), within :func:`_parsed`'s bounds; each value typed by
+    :func:`typed` (a number is a JSON number, never text; the bounds are the config's).
+    """
+    data = _parsed(path)
     if isinstance(data, dict) and isinstance(data.get("lines"), list):
-        if len(data["lines"]) != 1:
-            raise ConfigError(f"The configuration file {path} holds {len(data['lines'])} lines; the command "
-                              "line runs one (keep one line, or use python -m engine sweep).", "config")
-        data = data["lines"][0]
+        if line is None and len(data["lines"]) != 1:
+            raise ConfigError(f"The configuration file {path} holds {len(data['lines'])} lines; name one.",
+                              "config")
+        data = data["lines"][0 if line is None else line]
     if isinstance(data, dict) and isinstance(data.get("config"), dict):
         data = data["config"]
     if not isinstance(data, dict):
@@ -343,7 +350,7 @@ def values_from_args(args, cls) -> dict:
             values[name] = s.cli_default
     path = getattr(args, "config_file", None)
     if path:
-        values.update(read_config_file(path, cls))
+        values.update(read_config_file(path, cls, getattr(args, "config_line", None)))
     for name in public(cls):
         given = getattr(args, name, None)
         if given is not None:

@@ -1,4 +1,5 @@
-"""Shared test settings: the landmine data where the engine looks for it, and a cache per test session.
+"""Shared test settings: the landmine data where the engine looks for it, a cache per test session, and the
+groups the suite runs in on its two workers.
 
 The tests resolve the data directory exactly as the dashboard and the CLI do
 (:func:`engine.paths.data_dir`: ``DPBO_DATA_DIR``, else ``data/``), so a
@@ -8,6 +9,9 @@ it too. ``.ci/run`` points ``DPBO_DATA_DIR`` at ``../shared/datasets``.
 
 from __future__ import annotations
 
+import os
+import shutil
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -15,6 +19,51 @@ import pytest
 from engine.paths import data_dir as resolve_data_dir
 
 ROOT = Path(__file__).resolve().parents[1]
+
+# pyproject.toml runs the suite on two pytest-xdist workers (``-n 2 --dist loadgroup``): each group below runs
+# whole on one worker, so what its tests share is set up once. A module is a group (its module-scoped fixtures);
+# every browser test is one group (one dashboard per configuration, one Chromium); the Dask cluster's users are
+# one group (one cluster). Session-scoped servers, ports and caches are per worker (each has its own pytest tmp
+# folder, free ports are asked of the system), so two groups running at once share nothing but the machine.
+# The longest groups start first, so that the end of the run is not one long group on one worker.
+SESSION_CACHE: list[str] = []      # the folder pytest_configure made, removed at the end
+LONGEST_FIRST = ("browser", "tests/test_flower_federation.py", "tests/test_install.py", "dask")
+
+
+def _group(item) -> str:
+    path = Path(str(item.fspath)).resolve().relative_to(ROOT)
+    if path.parts[:2] == ("tests", "browser"):
+        return "browser"
+    if "dask_cluster" in getattr(item, "fixturenames", ()):
+        return "dask"
+    return path.as_posix()
+
+
+@pytest.hookimpl(tryfirst=True)     # before xdist's own hook, which reads the groups into the tests' ids
+def pytest_collection_modifyitems(config, items):
+    """Mark every test with its worker group (:data:`LONGEST_FIRST`), the longest groups first."""
+    rank = {name: i for i, name in enumerate(LONGEST_FIRST)}
+    for item in items:
+        item.add_marker(pytest.mark.xdist_group(_group(item)))
+    order = {id(item): i for i, item in enumerate(items)}
+    items.sort(key=lambda item: (rank.get(_group(item), len(rank)), order[id(item)]))
+
+
+def pytest_configure(config):
+    """The engine's default cache for this session: a folder of this worker's own, not the checkout's data/cache
+    (another worker's tests, and the servers they start, write there at the same time; tests/browser/
+    test_hosted.py checks that nothing is written into the project). A ``DPBO_CACHE_DIR`` set beforehand stays;
+    the xdist controller, which runs no test, sets none (its workers would inherit it)."""
+    controller = bool(getattr(config.option, "numprocesses", None)) and "PYTEST_XDIST_WORKER" not in os.environ
+    if "DPBO_CACHE_DIR" not in os.environ and not controller:
+        SESSION_CACHE.append(tempfile.mkdtemp(prefix="dpbo-test-cache-"))
+        os.environ["DPBO_CACHE_DIR"] = SESSION_CACHE[-1]
+
+
+def pytest_unconfigure(config):
+    while SESSION_CACHE:
+        os.environ.pop("DPBO_CACHE_DIR", None)
+        shutil.rmtree(SESSION_CACHE.pop(), ignore_errors=True)
 
 
 @pytest.fixture(scope="session")

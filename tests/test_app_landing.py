@@ -39,3 +39,17 @@ def test_landing_presets_open_the_federated_bo_page_with_their_name(landing):
     for name in ("fig2a", "fig2c", "fig2d"):
         assert name in PRESETS
         assert f"preset={name}" in queries
+
+
+def test_the_dashboard_watches_no_folder_so_a_venv_inside_the_project_is_not_walked():
+    # The README's .venv sits inside the project folder; Streamlit's default watcher watched that folder
+    # recursively (about 190 "Inotify queue overflowed" lines and a watchdog error). What a start of
+    # `streamlit run app.py` in the project folder reads from .streamlit/config.toml decides the watcher.
+    import subprocess
+    import sys
+
+    probe = ("from streamlit import config; config.get_config_options(force_reparse=True); "
+             "from streamlit.watcher.path_watcher import get_default_path_watcher_class as c; "
+             "print(config.get_option('server.fileWatcherType'), c().__name__)")
+    out = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert out.stdout.split() == ["none", "NoOpPathWatcher"], out.stdout + out.stderr

@@ -40,6 +40,20 @@ def test_short_run_draws_curves_and_a_table(app):
     assert (table["runs"] == 2).all()
 
 
+def test_the_default_runs_table_tells_the_two_lines_apart_when_both_reach_zero_regret(app):
+    # With the page's defaults every run of both lines ends at the best point: the table read
+    # "0.0000 ± 0.0000" twice. It now also gives the mean regret over the iterations and when the best was found.
+    app.button(key="po_run").click().run()
+    assert not app.exception and not errors(app)
+    table = app.dataframe[0].value
+    assert (table["S_50 mean"] == 0).all()
+    assert any("Every run found the best point by t = 50" in c.value for c in app.caption)
+    means = list(table["mean S_t over t"])
+    assert all(m > 0 for m in means) and means[0] != means[1]
+    found = [float(t) for t in table["found the best at t (median)"]]
+    assert all(1 <= t <= 50 for t in found)
+
+
 def test_table_preset_compares_the_papers_r_values(app):
     app.selectbox(key="po_preset_choice").set_value("table1").run()
     assert app.selectbox(key="po_compare").value == "r"

@@ -130,13 +130,55 @@ def test_config_file_from_the_page_export_and_options_override_it(tmp_path, caps
     assert config["algorithm"] == "dp-fts" and config["seed"] == 4 and config["iterations"] == 2
 
 
+def test_the_pages_default_export_of_two_lines_runs_on_the_command_line_as_it_is(tmp_path, capsys):
+    # The Federated BO page's default comparison has two lines; --config refused its export ("holds 2 lines; the
+    # command line runs one"). Every line now runs, priced together, each under its label.
+    from engine.cli import build_parser, per_line
+    from engine.cli.fbo import command_line, config_from_args
+    from engine.fbo.variants import COMPARISON_DEFAULTS, build_variants
+    from ui.kit.downloads import config_json
+
+    lines = build_variants(COMPARISON_DEFAULTS)
+    assert len(lines) == 2
+    path = tmp_path / "fbo_config.json"
+    path.write_bytes(config_json(lines, command_line, link_query={"vary": "none"}))
+    each = per_line(build_parser().parse_args(["fbo", "--config", str(path)]))
+    assert [(label, config_from_args(args)) for label, args in each] == lines
+    code, captured = _run(capsys, "--config", str(path), "--iterations", "2", "--runs", "1", "--features", "16")
+    assert code == 0, captured.err
+    out = json.loads(captured.out)["lines"]
+    assert [line["label"] for line in out] == [label for label, _ in lines]
+    assert [line["algorithm"] for line in out] == [config.algorithm for _, config in lines]
+    assert all(len(line["curve"]) == 3 for line in out)
+
+
+def test_the_lines_of_an_export_are_priced_together(tmp_path, capsys, monkeypatch):
+    from engine.fbo import FboConfig
+    from ui.kit.downloads import config_json
+    from engine.cli.fbo import command_line
+
+    line = FboConfig(algorithm="fts", agents=10, iterations=4, features=16, runs=2, n_init=3)
+    path = tmp_path / "fbo_config.json"
+    path.write_bytes(config_json([("a", line), ("b", line.replace(seed=1))], command_line))
+    import engine.cli
+    seen = []
+    real = engine.cli.check
+    monkeypatch.setattr(engine.cli, "check", lambda cost, limits, **kw: seen.append((cost, kw)) or real(cost, limits,
+                                                                                                       **kw))
+    code, captured = _run(capsys, "--config", str(path))
+    assert code == 0, captured.err
+    from engine.fbo.plan import plan_cost
+    assert seen[0][0].seconds == pytest.approx(2 * plan_cost(line).seconds)
+    assert seen[0][1] == {"what": "These 2 lines", "fewer": "lines"}
+
+
 @pytest.mark.parametrize("content, words", [
     (None, "does not exist"),
     ("{not json", "is not JSON"),
     (json.dumps({"agents": 12, "colour": "red"}), "Unknown setting(s) in"),
     (json.dumps({"q": 2}), "q must be in (0, 1], got 2."),
     (json.dumps([1, 2]), "must hold a JSON object of settings"),
-    (json.dumps({"lines": [{"config": {}}, {"config": {}}]}), "holds 2 lines"),
+    (json.dumps({"lines": [{"config": {}}, {"config": {"q": 2}}]}), "q must be in (0, 1], got 2."),
 ])
 def test_a_bad_config_file_is_one_sentence(tmp_path, capsys, content, words):
     path = tmp_path / "config.json"

@@ -16,7 +16,7 @@ ROOT = Path(__file__).resolve().parents[1]
 PROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
 # Pinned in requirements.txt only so that the dashboard runs on versions Flower also accepts: Streamlit's and
 # Flower's own dependencies, not the project's.
-TRANSITIVE = {"protobuf", "packaging", "starlette", "uvicorn"}
+TRANSITIVE = {"protobuf", "packaging", "starlette", "uvicorn", "websockets"}
 
 
 def _name(text: str) -> str:
@@ -50,6 +50,19 @@ def test_every_pinned_runtime_package_is_a_dependency_or_an_extra():
     runtime = set(_pins(ROOT / "requirements.txt")) | {"flwr"}
     missing = runtime - declared - TRANSITIVE
     assert not missing, f"requirements.txt pins {sorted(missing)}, which pyproject.toml neither requires nor offers"
+
+
+def test_the_pinned_websockets_and_uvicorn_are_a_pair_streamlit_does_not_warn_about():
+    # Streamlit warned at every start: "Installed websockets 17.4 with uvicorn 0.49.0 can abort the /_stcore/stream
+    # handshake" (websockets was not pinned; Flower holds uvicorn below 0.50). Its own test of the pair decides.
+    from streamlit.web.server.starlette import starlette_server as server
+
+    for path in (ROOT / "requirements.txt", ROOT / "requirements.lock"):
+        pins = _pins(path)
+        assert "websockets" in pins and "uvicorn" in pins, f"{path.name} pins no websockets or no uvicorn"
+        affected = server._websockets_uses_latin1_header_decode(pins["websockets"])  # noqa: SLF001
+        old_uvicorn = server.is_version_less_than(pins["uvicorn"], "0.52.0")
+        assert not (affected and old_uvicorn), (path.name, pins["websockets"], pins["uvicorn"])
 
 
 def test_the_engine_alone_needs_no_dashboard_dask_or_flower():

@@ -1,6 +1,7 @@
 """Headless contract: ``dpbo <tool> [--option value ...]`` (installed), or ``python -m engine <tool> ...``.
 
-Every tool prints one JSON object on stdout and exits 0; a bad option prints
+Every tool prints one JSON object on stdout and exits 0 (``{"lines": [...]}``, one object per line with its
+``label``, when ``--config`` names a page's export of several lines); a bad option prints
 one sentence on stderr and exits 2, never a traceback. Each tool lives in its
 own module ``engine.cli.<tool>`` exposing ``HELP`` (one line),
 ``add_arguments(parser)``, ``cost(args)`` and ``run(args) -> dict``.
@@ -32,6 +33,7 @@ import sys
 
 from engine.cancel import TIME_LIMIT, Cancelled, CancelToken, cancellable
 from engine.limits import RUN_TIME_FACTOR, SECONDS_ENV, Cost, HostLimits, check, format_seconds
+from engine.settings import config_line_labels
 from engine.validation import ConfigError, parse_number
 
 # Optional dependencies (import name -> the extra of pyproject.toml that installs them).
@@ -167,15 +169,29 @@ def price(module, args, limits: HostLimits) -> Cost:
     """Check what ``module.run(args)`` would cost against ``limits`` (ConfigError above them).
 
     Every command has a price: a ``cost(args)`` that returns anything but a :class:`Cost` (a forgotten
-    door) is a programming error, raised before ``run`` starts.
+    door) is a programming error, raised before ``run`` starts. ``args`` may be a list (the lines of one
+    configuration file, :func:`per_line`): their costs add up.
     """
-    cost = module.cost(args)
-    if not isinstance(cost, Cost):
-        raise TypeError(f"{module.__name__}.cost(args) returned {cost!r}: return the Cost of the work, or "
-                        "Cost.free('why') for a command that does no heavy work")
+    costs = [module.cost(one) for one in (args if isinstance(args, list) else [args])]
+    for cost in costs:
+        if not isinstance(cost, Cost):
+            raise TypeError(f"{module.__name__}.cost(args) returned {cost!r}: return the Cost of the work, or "
+                            "Cost.free('why') for a command that does no heavy work")
+    cost = sum(costs[1:], costs[0])
     if not cost.is_free:
-        check(cost, limits, what=getattr(module, "WHAT", "This run"))
+        what = f"These {len(costs)} lines" if len(costs) > 1 else getattr(module, "WHAT", "This run")
+        check(cost, limits, what=what, fewer="lines" if len(costs) > 1 else None)
     return cost
+
+
+def per_line(args) -> list[tuple[str, argparse.Namespace]] | None:
+    """A page's export of several lines given to ``--config``: (label, the arguments of that line) for each
+    line, the options given on the command line applying to every line; None for a file of one configuration."""
+    path = getattr(args, "config_file", None)
+    labels = config_line_labels(path) if path else []
+    if len(labels) < 2:
+        return None
+    return [(label, argparse.Namespace(**dict(vars(args), config_line=i))) for i, label in enumerate(labels)]
 
 
 def stopped_sentence(limits: HostLimits) -> str:
@@ -194,9 +210,13 @@ def main(argv=None) -> int:
         before = paths_to_environment(args)
         module = _load(args.tool)
         limits = host_limits()
-        price(module, args, limits)
+        lines = per_line(args)
+        price(module, [one for _, one in lines] if lines else args, limits)
         with cancellable(CancelToken(limits.run_seconds)):
-            payload = module.run(args)
+            if lines:       # every line of the export, each as its own JSON object under its label
+                payload = {"lines": [dict(label=label, **module.run(one)) for label, one in lines]}
+            else:
+                payload = module.run(args)
     except (UsageError, ConfigError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 2

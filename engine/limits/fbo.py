@@ -29,7 +29,8 @@ def objective_cost(dataset: str, n_agents: int, *, alpha: float | None = None, d
         factor = 2.0 if alpha else 1.0
         seconds, memory = factor * N * SYNTHETIC_AGENT_S, factor * N * SYNTHETIC_AGENT_MB
     elif domain == "table" and not table_ready:
-        seconds, memory = N * dataset_costs(dataset).table_agent_seconds, TABLE_BUILD_MB
+        costs = dataset_costs(dataset)
+        seconds, memory = costs.table_start_seconds + N * costs.table_agent_seconds, TABLE_BUILD_MB
     else:
         seconds, memory = 0.0, 0.0
     return priced(seconds, memory, [("agents", N, 200, 1)])

@@ -70,12 +70,11 @@ def running_app(folder: Path, *, env: dict, args=("--server.headless", "true", "
                                                   "--server.fileWatcherType", "none"), host: str = "127.0.0.1"):
     """``streamlit run app.py`` with ``args`` on a free port and environment ``env``; yields its :class:`Server`.
 
-    The cache (``DPBO_CACHE_DIR``) is a fresh folder under ``folder`` unless ``env`` names one.
+    The cache (``DPBO_CACHE_DIR``) is a fresh folder under ``folder``.
     """
     need_chromium()
     port = free_port()
-    env = dict(env)
-    env.setdefault("DPBO_CACHE_DIR", str(folder / "cache"))
+    env = dict(env, DPBO_CACHE_DIR=str(folder / "cache"))
     log = open(folder / "streamlit.log", "w")
     proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port), *args],
                             cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, env=env)
@@ -125,6 +124,12 @@ def app_url(app_server):
     return app_server.url
 
 
+# Playwright's own default wait (30 s for a page to load, a click, a locator) is a bound on this machine's load:
+# a dashboard busy on a loaded machine took longer to answer. Every context of the tests' browser waits up to
+# this instead, a guard against a hang; the waits a test sets itself stay as it sets them.
+GUARD_MS = 180_000
+
+
 @pytest.fixture(scope="session")
 def browser():
     sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
@@ -132,6 +137,15 @@ def browser():
         pytest.skip(f"Chromium not found at {CHROMIUM} (apt-get install chromium)")
     with sync_api.sync_playwright() as pw:
         chromium = pw.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+        new_context = chromium.new_context
+
+        def guarded_context(*args, **kwargs):
+            context = new_context(*args, **kwargs)
+            context.set_default_timeout(GUARD_MS)
+            context.set_default_navigation_timeout(GUARD_MS)
+            return context
+
+        chromium.new_context = guarded_context
         yield chromium
         chromium.close()
 

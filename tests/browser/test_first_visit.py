@@ -30,10 +30,15 @@ from ui.kit.routes import ROUTES
 
 pytestmark = pytest.mark.browser
 PAGE_TIMEOUT_MS = 120_000
-# Every menu the page shows, with the time it appeared (ms): a MutationObserver from before the first byte.
+# Every menu the page shows, with the time it appeared (ms), and when the page's title first showed: a
+# MutationObserver from before the first byte.
 RECORD_MENUS = """
 window.__menus = [];
+window.__title = null;
 new MutationObserver(() => {
+  if (window.__title === null && document.querySelector("[data-testid='stMain'] h1")) {
+    window.__title = performance.now();
+  }
   const nav = document.querySelector("[data-testid='stSidebarNav']");
   const text = nav ? nav.innerText.split('\\n').map(s => s.trim()).filter(Boolean).join('|') : '';
   const last = window.__menus.length ? window.__menus[window.__menus.length - 1][1] : null;
@@ -65,7 +70,7 @@ def first_visit(quickstart, browser):
     page.locator("[data-testid='stSidebarNav']", has_text="Home").wait_for(timeout=PAGE_TIMEOUT_MS)
     wait_for_app(page, PAGE_TIMEOUT_MS)
     visit = dict(menu=page.locator("[data-testid='stSidebarNav']").inner_text(), url=page.url, page=page,
-                 requests=requests, menus=page.evaluate("window.__menus"))
+                 requests=requests, menus=page.evaluate("window.__menus"), title=page.evaluate("window.__title"))
     screenshot(page, "first_visit_dp_hype")
     yield visit
     context.close()
@@ -77,12 +82,14 @@ def test_a_shared_sub_page_link_shows_the_products_menu_on_a_fresh_server(first_
     assert "Home" in menu and all(title in menu for title in titles), menu
     assert "app" not in menu and "DP HYPE" not in menu and "Tradeoff explorer" not in menu, menu
     # Streamlit's own menu ("app", "DP HYPE"), if it shows at all, is replaced by the product's before the page
-    # imports the engine (it stayed about 1.5-2 s while the page imported the engine first).
+    # imports the engine: it stayed about 1.5-2 s, most of the wait for the page's title, while the page imported
+    # the engine first. Told as a share of that wait (a ratio carries over between machines and loads).
     menus = [(t, text) for t, text in first_visit["menus"] if text]
     own = [k for k, (_, text) in enumerate(menus) if "DP HYPE" in text.split("|")]
     assert menus and "Home" in menus[-1][1].split("|")
+    title = first_visit["title"]
     for k in own:
-        assert menus[k + 1][0] - menus[k][0] < 1000, menus
+        assert title is not None and menus[k + 1][0] - menus[k][0] < 0.5 * (title - menus[k][0]), (menus, title)
     # The link kept its address and its settings.
     assert urlparse(first_visit["url"]).path == "/DP_HYPE" and "k=3" in first_visit["url"]
 

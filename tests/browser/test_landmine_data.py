@@ -14,6 +14,9 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
+import tempfile
+from pathlib import Path
 
 import pytest
 
@@ -26,11 +29,16 @@ BUILD_TIMEOUT_MS = 240_000   # the build takes ~20 s idle; a busy CI machine may
 
 @pytest.fixture(scope="module")
 def no_data(tmp_path_factory):
-    """The dashboard with an empty data folder."""
+    """The dashboard with an empty data folder, at a short path of the same length under any test runner (the
+    notice quotes it: pytest's tmp folders are longer on an xdist worker, /tmp/pytest-of-root/pytest-N/popen-gw0/)."""
     folder = tmp_path_factory.mktemp("no-data")
-    (folder / "data").mkdir()
-    with running_app(folder, env=dict(os.environ, DPBO_DATA_DIR=str(folder / "data"))) as server:
-        yield server
+    data = Path(tempfile.mkdtemp(prefix="dpbo-nodata-")) / "data"
+    data.mkdir()
+    try:
+        with running_app(folder, env=dict(os.environ, DPBO_DATA_DIR=str(data))) as server:
+            yield server
+    finally:
+        shutil.rmtree(data.parent, ignore_errors=True)
 
 
 def test_without_the_file_run_is_off_and_the_main_area_says_where_it_goes(no_data, page):

@@ -37,6 +37,22 @@ COVERED_CAPTIONS = ("() => [...document.querySelectorAll("
                     ".map(c => c.innerText.slice(0, 60))")
 
 
+# Font sizes (px) of every text inside the metrics' values and inside their delta chips.
+METRIC_FONTS = ("() => Object.fromEntries(['stMetricValue', 'stMetricDelta'].map(id => [id, "
+                "[...document.querySelectorAll(`[data-testid='stMain'] [data-testid='${id}']`)]"
+                ".flatMap(el => [el, ...el.querySelectorAll('p, span, div')])"
+                ".filter(el => el.innerText && el.innerText.trim())"
+                ".map(el => parseFloat(getComputedStyle(el).fontSize))]))")
+
+
+def metrics_outsize_their_deltas(page, name: str, step: int) -> None:
+    """The metrics' values are the largest text of the step: 2.4rem, and above every delta chip beside them."""
+    fonts = page.evaluate(METRIC_FONTS)
+    values, deltas = fonts["stMetricValue"], fonts["stMetricDelta"]
+    assert values and deltas, (name, step, fonts)
+    assert min(values) >= 2.4 * 16 - 0.5 and min(values) > max(deltas), (name, step, fonts)
+
+
 @pytest.fixture
 def projector(browser):
     context = browser.new_context(viewport=PROJECTOR)
@@ -45,7 +61,7 @@ def projector(browser):
     context.close()
 
 
-def check_screen(page, name: str, step: int, *, chart: bool) -> None:
+def check_screen(page, name: str, step: int, *, chart: bool, also=None) -> None:
     """The step on screen fits 1280x720 from the top, with readable chart text; saves its screenshot."""
     page.get_by_text(f"Step {step} of", exact=False).first.wait_for()
     wait_for_app(page)
@@ -63,15 +79,19 @@ def check_screen(page, name: str, step: int, *, chart: bool) -> None:
     if chart:
         fonts = page.evaluate(CHART_FONTS)
         assert fonts and min(fonts) >= PRESENTER_FONT - 2, (name, step, fonts)
+    if also is not None:
+        also(page, name, step)
 
 
-def walk(page, name: str, steps: int, charts: set[int]) -> None:
-    """From step 1 (already on screen), → through every step, scrolled down before each key press."""
-    check_screen(page, name, 1, chart=1 in charts)
+def walk(page, name: str, steps: int, charts: set[int], also=None) -> None:
+    """From step 1 (already on screen), → through every step, scrolled down before each key press; ``also``
+    maps a step to one more check of its screen."""
+    also = also or {}
+    check_screen(page, name, 1, chart=1 in charts, also=also.get(1))
     for step in range(2, steps + 1):
         page.evaluate(SCROLL_DOWN)
         page.keyboard.press("ArrowRight")
-        check_screen(page, name, step, chart=step in charts)
+        check_screen(page, name, step, chart=step in charts, also=also.get(step))
 
 
 def switch_on(page) -> None:
@@ -99,7 +119,8 @@ def test_the_accountant_fits_a_projector_step_by_step(projector, app_url):
     # The knobs wait in the collapsed sidebar; the caption says how to reach them.
     caption = page.get_by_text("T = 40 releases", exact=False).first.inner_text()
     assert "on the left" not in caption and "sidebar" in caption, caption
-    walk(page, "accountant", 6, charts={3})
+    # Step 2's ε values rendered at 22.4 px, below the delta chips beside them (a paragraph rule won).
+    walk(page, "accountant", 6, charts={3}, also={2: metrics_outsize_their_deltas})
     # The inverse question's answer (a table under the form) still fits its screen.
     page.keyboard.press("ArrowLeft")
     page.get_by_text("Step 5 of 6").first.wait_for()

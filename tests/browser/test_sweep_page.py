@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import os
+import re
 from urllib.parse import parse_qs, urlencode, urlparse
 
 import pytest
 
-from tests.browser.conftest import docs_image, screenshot, wait_for_app
+from tests.browser.conftest import _serve, docs_image, main_text, screenshot, wait_for_app
 from ui.kit.routes import TRADEOFF
 
 # A sweep that runs in a few seconds: q x z on 30 agents, 15 iterations, 3 runs, TS as the reference.
@@ -73,3 +75,36 @@ def test_the_default_sweep_draws_its_chart_on_the_first_press(app_url, page):
     assert page.locator("[data-testid='stPlotlyChart']").count() == 2      # frontier + heatmap
     screenshot(page, "tradeoff_explorer_default_sweep")
 
+
+
+# The dashboard with a time limit of LIMIT_SECONDS (a run is stopped after twice that) and sweeps whose third cell
+# computes until that limit stops it (tests/browser/slow_sweep.py); the other cells are the page's own.
+LIMIT_SECONDS = 10
+
+
+@pytest.fixture(scope="module")
+def limited_app(tmp_path_factory):
+    env = dict(os.environ, DPBO_MAX_SECONDS=str(LIMIT_SECONDS), DPBO_CACHE_DIR=str(tmp_path_factory.mktemp("cache")))
+    command = ["tests.browser.slow_sweep", "run", "app.py", "--server.headless=true"]
+    for _, url in _serve(tmp_path_factory, command, env, "limited"):
+        yield url
+
+
+@pytest.mark.browser
+def test_a_sweep_stopped_by_its_time_limit_draws_the_cells_that_finished(limited_app, page):
+    query = urlencode({"base": TINY, "runs": 3, "executor": "local", "v1": "0.1, 0.25, 0.5", "v2": "1, 2"})
+    page.goto(f"{limited_app}/Tradeoff_explorer?{query}")
+    page.get_by_text("6 settings + 1 reference").wait_for()
+    wait_for_app(page)
+    page.get_by_role("button", name="Run sweep").click()
+    page.get_by_text("of its 7 cells finished", exact=False).first.wait_for(timeout=SWEEP_GUARD_MS)
+    wait_for_app(page)
+    text = main_text(page)
+    assert "time limit" in text, text
+    done = int(re.search(r"The sweep was stopped: (\d+) of its 7 cells finished", text).group(1))
+    assert done == 2, text                  # the third cell met the limit; the two before it are drawn
+    chart = page.locator("[data-testid='stPlotlyChart']").first
+    chart.wait_for()
+    assert chart.locator(".scatterlayer .trace .points path").count() >= 1
+    assert page.locator("[data-testid='stException']").count() == 0
+    screenshot(page, "tradeoff_explorer_stopped_sweep")

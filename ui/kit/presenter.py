@@ -21,6 +21,8 @@ PRESENT = Param(False, bool)   # the control behind the toggle: add it to a less
 # one line, less padding above and below, tighter gaps, and the chart sized by ui.kit.charts.enlarge. Streamlit
 # pulls the element after a caption up by the caption paragraph's margin (-1rem); with that margin at 0 here, the
 # pull is cut to less than the gap between elements, or the next element (a chart title) covers half the caption.
+# A metric's value and delta are paragraphs too: their own rules outrank the paragraphs' (a value smaller than the
+# delta chip beside it otherwise).
 _STYLE = """<style>
 [data-testid="stMain"] [data-testid="stMainBlockContainer"] { padding-top: 3.5rem; padding-bottom: 0.5rem; }
 [data-testid="stMain"] [data-testid="stVerticalBlock"] { gap: 0.55rem; }
@@ -31,7 +33,9 @@ _STYLE = """<style>
 [data-testid="stMain"] [data-testid="stCaptionContainer"] { margin-bottom: -0.5rem; }
 [data-testid="stMain"] h1 { font-size: 2.1rem; padding: 0; }
 [data-testid="stMain"] h2, [data-testid="stMain"] h3 { font-size: 1.8rem; padding: 0.2rem 0; }
-[data-testid="stMain"] [data-testid="stMetricValue"] { font-size: 2.4rem; }
+[data-testid="stMain"] [data-testid="stMetricValue"],
+[data-testid="stMain"] [data-testid="stMetricValue"] [data-testid="stMarkdownContainer"] p { font-size: 2.4rem; }
+[data-testid="stMain"] [data-testid="stMetricDelta"] [data-testid="stMarkdownContainer"] p { font-size: 1.2rem; }
 [data-testid="stMain"] [data-testid="stMetricLabel"] p { font-size: 1.3rem; }
 [data-testid="stMain"] button p { font-size: 1.25rem; }
 [data-testid="stMain"] [data-testid="stProgress"] p { font-size: 1.25rem; }
