@@ -22,8 +22,10 @@ def test_the_reproduction_page_shows_the_stored_results_and_runs_a_small_one(pag
     page.locator("[data-testid='stTable']").get_by_text("reversed").first.wait_for()
     wait_for_app(page)
     assert page.locator("[data-testid='stTable']").count() == 2            # the papers' summary, the verdicts
-    # Every figure of every paper, and the checkpoints (both under collapsed sections).
-    assert page.locator("[data-testid='stDataFrame']").count() == 2
+    # Every figure of every paper, the checkpoints (both under collapsed sections) and the landmine investigation's
+    # ablation table (the authors' metric switched on).
+    assert page.locator("[data-testid='stDataFrame']").count() == 3
+    page.get_by_text("Ablation: each deviation of ours switched to what the authors did").wait_for()
     assert page.locator("[data-testid='stException']").count() == 0
     screenshot(page, "paper_reproduction")
 
