@@ -33,7 +33,7 @@ WALL = "more memory than this server allows per run"
 LIMIT_MB = 64                   # the host's memory limit where the wall is under test (the worker's wall: 128 MB)
 UPLOAD_SECONDS = 11             # the upload is priced at about 10 s: accepted; its analysis is stopped at 22 s
 
-FBO_OVER_P = dict(algorithms="dp-fts-de", vary="P", values="50,8000", agents="8000", iterations="3",
+FBO_OVER_P = dict(algorithms="dp-fts-de", vary="P", values="50,16000", agents="16000", iterations="3",
                   features="20", runs="1")
 FBO_TINY = dict(algorithms="dp-fts-de", agents="4", iterations="2", features="5", runs="1")
 SWEEP = dict(base="algorithm=dp-fts-de;agents=12000;P=12000;iterations=2;features=1;n_init=1;own_sampler=shared",
@@ -97,7 +97,8 @@ def one_wall_sentence(saw: list[str], knob: str, wall: str = WALL) -> None:
 
 # ---------------------------------------------------------------- (a) a Federated BO comparison over P
 def test_a_comparison_over_P_past_its_wall_ends_alone_with_the_walls_sentence(monkeypatch):
-    """The wall under test: two DP-FTS-DE lines over P (8,000 agents) accepted by a blind price at a 64 MB limit
+    """The wall under test: two DP-FTS-DE lines over P (16,000 agents: well past the wall whatever the worker has
+    imported before) accepted by a blind price at a 64 MB limit
     (the probe's 2 GB comparison took 15.2 GB in the server before the walls)."""
     wall_under_test(monkeypatch, LIMIT_MB)
     saw, seconds, watch, overlapped = replay(press("Federated_BO", FBO_OVER_P, "fbo_run"),
