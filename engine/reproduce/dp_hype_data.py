@@ -81,11 +81,16 @@ def build_tables(keys, training: str = TRAINING, jobs: int | None = None, progre
     from engine.hype.standins import STANDIN_SIZES
 
     todo = sorted(dict.fromkeys(keys), key=lambda k: -STANDIN_SIZES.get(k[0], 0))
+    return collect_tables(todo, training, _build_table, jobs, progress, "score tables")
+
+
+def collect_tables(keys, training: str, build, jobs, progress, label: str) -> dict:
+    """``build(key, training) -> (key, table)`` for every key on ``jobs`` worker processes, reported as ``label``."""
     tables = {}
-    for key, table in run_tasks([(key, training) for key in todo], _build_table, jobs=jobs):
+    for key, table in run_tasks([(key, training) for key in keys], build, jobs=jobs):
         tables[key] = table
         if progress:
-            progress("score tables", len(tables), len(todo))
+            progress(label, len(tables), len(keys))
     return tables
 
 

@@ -24,8 +24,7 @@ import time
 from engine.blas import blas_kernel
 from engine.hype import fashion
 from engine.hype.scores import TRAINING_LABELS, score_table
-from engine.reproduce.dp_hype_data import VOTES_PER_RUN, _key, data_cell, data_claims
-from engine.reproduce.runs import run_tasks
+from engine.reproduce.dp_hype_data import VOTES_PER_RUN, _key, collect_tables, data_cell, data_claims
 
 NAME = "fashion-mnist"
 DATASET = fashion.NAME
@@ -66,12 +65,7 @@ def _build(key, training):
 
 def build_tables(keys, jobs: int | None = None, progress=None) -> dict:
     """Every score table of ``keys`` on ``jobs`` worker processes (each lands in the disk cache too)."""
-    tables = {}
-    for key, table in run_tasks([(key, TRAINING) for key in keys], _build, jobs=jobs):
-        tables[key] = table
-        if progress:
-            progress("fashion-mnist score tables", len(tables), len(keys))
-    return tables
+    return collect_tables(keys, TRAINING, _build, jobs, progress, "fashion-mnist score tables")
 
 
 def fashion_part(runs: int, seed: int, votes: int = VOTES_PER_RUN, progress=None, jobs: int | None = None,
