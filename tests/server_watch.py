@@ -7,6 +7,7 @@ and walled workers are this process's grandchildren (children of its forkserver)
 
 from __future__ import annotations
 
+import contextlib
 import os
 import threading
 import time
@@ -100,12 +101,46 @@ class RssWatch:
 
 
 def walled_workers() -> list[psutil.Process]:
-    """Processes computing for this server in walled workers (the children of its forkserver)."""
-    me = os.getpid()
+    """Processes computing for this server in walled workers: the children of its forkserver, and only those (a
+    process some earlier test left behind, or a server's own children, is not a walled worker)."""
+    found = []
     try:
-        return [p for p in psutil.Process(me).children(recursive=True) if p.ppid() != me and p.is_running()]
+        for child in psutil.Process(os.getpid()).children():
+            with contextlib.suppress(psutil.Error):
+                if any("multiprocessing.forkserver" in part for part in child.cmdline()):
+                    found.extend(p for p in child.children() if p.is_running())
     except psutil.Error:
         return []
+    return found
+
+
+@contextlib.contextmanager
+def sessions_side_by_side():
+    """Let two sessions' scripts run at once in this process, as they do in a server.
+
+    AppTest plays the server's runtime with one class attribute (``Runtime._instance``), set when a session's
+    run starts and cleared when it ends; a second session ending first would leave the first one's script
+    without a runtime ("Runtime hasn't been created!") and the visitor's page empty. While this is open, a
+    session finding it cleared gets the last one set (each is a stand-in with the same managers)."""
+    from streamlit.runtime import Runtime
+
+    seen: dict = {}
+    original = Runtime.__dict__["instance"]
+
+    def instance(cls):
+        current = cls._instance
+        if current is not None:
+            seen["last"] = current
+            return current
+        if "last" in seen:
+            return seen["last"]
+        return original.__func__(cls)
+
+    Runtime.instance = classmethod(instance)
+    try:
+        yield
+    finally:
+        Runtime.instance = original
 
 
 def light_seconds(name: str = "Privacy_accountant", query: dict[str, str] | None = None) -> float:
@@ -131,14 +166,15 @@ def while_heavy(heavy: Callable[[], object], light: Callable[[], float], *, wait
         except BaseException as err:  # noqa: BLE001 - raised again in the test's thread
             box["error"] = err
 
-    thread = threading.Thread(target=run, name="heavy-session", daemon=True)
-    thread.start()
-    deadline = time.perf_counter() + wait
-    while thread.is_alive() and not walled_workers() and time.perf_counter() < deadline:
-        time.sleep(0.02)
-    overlapped = thread.is_alive() and bool(walled_workers())
-    seconds = light()
-    thread.join(wait)
+    with sessions_side_by_side():
+        thread = threading.Thread(target=run, name="heavy-session", daemon=True)
+        thread.start()
+        deadline = time.perf_counter() + wait
+        while thread.is_alive() and not walled_workers() and time.perf_counter() < deadline:
+            time.sleep(0.02)
+        overlapped = thread.is_alive() and bool(walled_workers())
+        seconds = light()
+        thread.join(wait)
     assert not thread.is_alive(), "the heavy session did not end"
     if "error" in box:
         raise box["error"]
