@@ -27,13 +27,18 @@ ROOT = Path(__file__).resolve().parents[1]
 # folder, free ports are asked of the system), so two groups running at once share nothing but the machine.
 # The longest groups start first, so that the end of the run is not one long group on one worker.
 SESSION_CACHE: list[str] = []      # the folder pytest_configure made, removed at the end
-LONGEST_FIRST = ("browser", "tests/test_flower_federation.py", "tests/test_install.py", "dask")
+LONGEST_FIRST = ("browser", "browser-servers", "tests/test_flower_federation.py", "tests/test_install.py", "dask")
+
+
+# Browser modules that start servers of their own (the image's hosted server, the quick start, a server without
+# the landmine data) run apart from those sharing the session's dashboard, so the two can run at once.
+OWN_SERVERS = ("test_hosted.py", "test_first_visit.py", "test_landmine_data.py", "test_acceptance.py")
 
 
 def _group(item) -> str:
     path = Path(str(item.fspath)).resolve().relative_to(ROOT)
     if path.parts[:2] == ("tests", "browser"):
-        return "browser"
+        return "browser-servers" if path.name in OWN_SERVERS else "browser"
     if "dask_cluster" in getattr(item, "fixturenames", ()):
         return "dask"
     return path.as_posix()
