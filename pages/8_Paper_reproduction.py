@@ -21,7 +21,7 @@ from engine.reproduce.fts import stored as stored_fts
 from engine.reproduce.stored import stored_part
 from engine.reproduce.stored_papers import stored_payloads
 from engine.reproduce.stored_papers import summary as reproduction_summary
-from ui.reproduction.papers import PAPER_LABELS, names, page_title, show_claims, show_summary
+from ui.reproduction.papers import PAPER_LABELS, names, page_title, show_beside, show_claims, show_summary
 from engine.validation import ConfigError
 from ui.kit.cached import cached_lines_cost, cached_objective
 from ui.kit.charts import show
@@ -77,6 +77,7 @@ if paper in ("dp-hype", "po-gp-ucb"):
     st.header(PAPER_LABELS[paper])
     if paper in payloads:
         show_claims(paper, payloads[paper])
+        show_beside(paper)
     else:
         st.info(f"No stored reproduction of this paper is installed here (data/reproduction/{paper}.json); "
                 f"`python -m engine reproduce {paper}` makes one.", icon=":material/info:")

@@ -308,3 +308,32 @@ def test_an_investigation_shows_its_ablation_table():
     pogpucb = page(paper="po-gp-ucb")
     extents = [d.value for d in pogpucb.dataframe if "our deviation" in d.value.columns]
     assert extents and any("3.75" in a for t in extents for a in t["the authors' way"])
+
+
+def test_dp_hype_shows_its_fashion_mnist_claims_beside_its_tally():
+    """DP-HYPE's Fashion-MNIST part (real images the paper did not use) is shown after the paper's figures, every
+    stored claim in full, and counted beside the tally, not in it."""
+    from engine.reproduce.stored_papers import stored_beside, stored_payload, summary
+
+    beside = stored_beside("dp-hype")
+    assert list(beside) == ["fashion-mnist"]
+    claims = beside["fashion-mnist"]["claims"]
+    at = page(paper="dp-hype")
+    assert not at.error
+    assert at.subheader[-1].proto.anchor == "other-data-fashion-mnist"
+    assert list(verdict_tables(at)[-1]["the paper claims"]) == [c["claim"] for c in claims]
+    assert any("beside its tally and not in it" in c.value and f"{len(claims)} claims" in c.value
+               for c in at.caption)
+    # The summary's DP-HYPE rows count the paper's stored claims only.
+    own = sum(len(part["claims"]) for part in stored_payload("dp-hype")["parts"].values())
+    assert sum(r["claims"] for r in summary() if r["paper"] == "dp-hype") == own
+
+
+def test_without_the_landmine_file_the_page_opens_and_says_where_it_goes(tmp_path, monkeypatch):
+    """A checkout without LandmineData.mat: the page opens on the stored results (no traceback), Run is off for
+    the landmine part, and the main area says where the file goes."""
+    monkeypatch.setenv("DPBO_DATA_DIR", str(tmp_path))
+    at = page(part="landmine")
+    assert not at.error
+    assert any("needs its data file" in w.value and str(tmp_path) in w.value for w in at.warning)
+    assert at.button(key="repro_run").disabled

@@ -52,6 +52,22 @@ def stored_payload(paper: str, folder: Path | None = None) -> dict | None:
     return _read(folder / f"{paper}.json")
 
 
+# Stored parts on a data set the paper did not use, kept in files of their own beside the paper's (not in its
+# tally, nor run by its default command): by paper, the file names.
+BESIDE_FILES = {"dp-hype": ("dp-hype-fashion-mnist.json",)}
+
+
+def stored_beside(paper: str, folder: Path | None = None) -> dict:
+    """{part name: stored part} of ``paper``'s parts on other data (:data:`BESIDE_FILES`) that are installed."""
+    folder = Path(folder or STORED_DIR)
+    out = {}
+    for name in BESIDE_FILES.get(paper, ()):
+        payload = _read(folder / name)
+        if payload:
+            out.update(payload.get("parts", {}))
+    return out
+
+
 def stored_payloads(folder: Path | None = None) -> dict:
     """Every registered paper's stored output, by paper (papers without a stored file are left out)."""
     from engine.reproduce import PAPERS

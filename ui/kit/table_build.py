@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from engine.objectives.base import DataStatus
+from engine.objectives.base import DatasetUnavailable, DataStatus
 from engine.objectives.builds import Build, start_table_build, table_build
 from engine.objectives.registry import TABLE_TASKS, default_agents, make_task
 from engine.objectives.store import table_state
@@ -43,10 +43,14 @@ def missing_data(status: DataStatus, dataset_name: str) -> None:
 
 
 def table_build_seconds(config) -> float | None:
-    """The estimated computing of building ``config``'s table first (None when it is ready or there is none)."""
+    """The estimated computing of building ``config``'s table first (None when it is ready or there is none, or
+    when its data file is not here: the page says that instead, :func:`missing_data`)."""
     from engine.limits.fbo import objective_cost
 
-    task = table_task(config)
+    try:
+        task = table_task(config)
+    except DatasetUnavailable:
+        return None
     if task is None or table_state(task)["complete"]:
         return None
     return objective_cost(config.dataset, config.agents or task.n_agents, domain=config.domain).seconds

@@ -116,3 +116,21 @@ def show_claims(paper: str, payload: dict) -> None:
             if training:
                 st.caption(f"Score tables of the stand-ins: {training}.")
             st.table(coloured(claims_table(claims_of(paper, figure))), hide_index=True)
+
+
+def show_beside(paper: str) -> None:
+    """``paper``'s parts on a data set it did not use (DP-HYPE's Fashion-MNIST), after its own figures: what the
+    data and the run were, and every claim, counted beside the tally above, not in it."""
+    from engine.reproduce.stored_papers import stored_beside
+
+    for name, part in stored_beside(paper).items():
+        st.subheader(f"{PAPER_TITLES.get(paper, paper)} on other data: {part.get('title', name)}",
+                     anchor=f"other-data-{name}")
+        claims = part.get("claims", [])
+        holds = sum(c["verdict"] == "holds" for c in claims)
+        training = part.get("training_label", "training as stored")
+        st.caption(f"A real data set the paper did not use, reported beside its tally and not in it: "
+                   f"{len(claims)} claims over {part.get('runs')} runs ({training}); {holds} hold. Its decisive "
+                   "claims have not been replicated on fresh seeds.")
+        with st.expander(f"{len(claims)} claims on {name}", expanded=False):
+            st.table(coloured(claims_table(claims)), hide_index=True)
