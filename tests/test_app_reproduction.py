@@ -259,7 +259,8 @@ def test_one_paper_at_a_time_its_claims_in_full_and_each_investigation_once():
     assert not hype.error and not [c for c in chart_titles(hype) if "s.e. over runs" in c]
     tables = verdict_tables(hype)
     figures = [r["figure"] for r in summary() if r["paper"] == "dp-hype"]
-    assert len(tables) == len(figures)
+    assert len(tables) == len(figures) + 1          # and, after them, Fashion-MNIST's beside the tally
+    tables = tables[:len(figures)]
     for table, figure in zip(tables, figures):
         claims = claims_of("dp-hype", figure)
         assert list(table["the paper claims"]) == [c["claim"] for c in claims]
