@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import numpy as np
@@ -30,8 +31,15 @@ def test_reproduce_fts_with_two_runs_lists_a_claim_for_every_figure(monkeypatch,
     def fake_timed_run(config, objective=None):
         return rng.random(config.iterations + 1), np.cumsum(rng.random(config.iterations + 1))
 
+    @dataclasses.dataclass
+    class Landmine:                 # the run-time part's objective, cut down per N (its runs above are fakes)
+        n_agents: int = 29
+        values: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros((29, 4)))
+        reference: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros(29))
+
     monkeypatch.setattr(fts, "run_settings", fake_settings)
     monkeypatch.setattr(fts, "_timed_run", fake_timed_run)
+    monkeypatch.setattr("engine.objectives.build_objective", lambda *args, **kwargs: Landmine())
     monkeypatch.setattr("engine.reproduce.report.run_settings", fake_settings)
     assert main(["reproduce", "fts", "--runs", "2", "--quiet", "--workers", "1", "--no-replication"]) == 0
     payload = json.loads(capsys.readouterr().out)
