@@ -94,6 +94,8 @@ HETEROGENEOUS_CLAIMS = (
           "App. B.1.2, Fig. 7b", ("ts a=1",), "fts-de a=1"),
     Claim("With alpha = 1, a faster-decaying 1 - p_t improves FTS-DE (mean over iterations 1-40)",
           "App. B.1.2, Fig. 7b: 'we can improve the performance of FTS-DE'", ("fts-de a=1 fast",), "fts-de a=1"),
+    Claim("With alpha = 1 and the faster-decaying 1 - p_t, FTS-DE is comparable with TS (mean over iterations 1-40)",
+          "App. B.1.2, Fig. 7b: 'comparable with standard TS'", ("fts-de a=1 fast",), "ts a=1", similar=True),
 )
 
 # ------------------------------------------------------------------ landmine with Renyi DP, Fig. 11
