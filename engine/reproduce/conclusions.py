@@ -48,7 +48,12 @@ CONCLUSIONS = {
         "Federated averaging of a convex model ends near the same optimum at every n with the same total data "
         "(cifar-like +0.002, adult-like +0.001); digits at n = 50: OPT under α = 0.5 within a standard error of "
         "α = 30."),
-    ("dp-hype", "Fig. 11"): "As Fig. 9: OPT at n = 50 and n = 250 (α = 5) within 0.002 on cifar-like and adult-like.",
+    ("dp-hype", "Fig. 11"): ("As Fig. 9: OPT at n = 50 and n = 250 (α = 5) within 0.002 on cifar-like and adult-like. "
+                             "The Adult failure case (n = 50, α = 0.5: DP-HYPE's gap to OPT at ε = 1 larger than at "
+                             "α = 30) went the paper's way in discovery (+0.011 ± 0.005) but not on the fresh seeds "
+                             "(-0.001 ± 0.007): on the adult-like stand-in OPT itself stays high at α = 0.5 "
+                             "(0.851 against 0.857 at α = 30: the paper's premise, 'where OPT itself performs poorly', "
+                             "does not arise), so the compromise costs little."),
 }
 
 
