@@ -12,10 +12,11 @@ import pytest
 from engine.cli import main
 from engine.hype import fashion, mlp
 from engine.hype.training import candidate_grid
+from engine.reproduce.stored_papers import BESIDE_FILES
 from engine.validation import ConfigError
 
 ROOT = Path(__file__).resolve().parents[1]
-STORED = ROOT / "data" / "reproduction" / "dp-hype-fashion-mnist.json"
+STORED = ROOT / "data" / "reproduction" / BESIDE_FILES["dp-hype"][0]     # the one place that names it
 
 
 def _idx(array: np.ndarray) -> bytes:

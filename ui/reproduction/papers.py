@@ -129,8 +129,10 @@ def show_beside(paper: str) -> None:
         claims = part.get("claims", [])
         holds = sum(c["verdict"] == "holds" for c in claims)
         training = part.get("training_label", "training as stored")
+        replicated = any(c.get("replication") for c in claims)
         st.caption(f"A real data set the paper did not use, reported beside its tally and not in it: "
                    f"{len(claims)} claims over {part.get('runs')} runs ({training}); {holds} hold. Its decisive "
-                   "claims have not been replicated on fresh seeds.")
+                   + ("claims were run again on fresh seeds." if replicated
+                      else "claims have not been replicated on fresh seeds (they say \"discovery only\")."))
         with st.expander(f"{len(claims)} claims on {name}", expanded=False):
             st.table(coloured(claims_table(claims)), hide_index=True)
