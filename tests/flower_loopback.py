@@ -117,19 +117,30 @@ def free_port_range(count: int) -> int:
 
 
 @contextlib.contextmanager
-def readme_federation(app_dir: Path, nodes: int, start_seconds: float = 300):
+def readme_federation(app_dir: Path, nodes: int, start_seconds: float = 300, *, installed: Path | None = None,
+                      base_env: dict | None = None):
     """Run the app's README start block as written (in its own process group); yield ``run(app_dir, timeout)``.
 
     ``run`` runs the README's run block in ``app_dir`` against the same federation and returns
     (the ServerApp's RESULT summary, seconds). The federation's ports and Flower's home are the README's
     variables (LINK_PORT, NODE_PORT, FLWR_HOME); everything is stopped by its process group on exit.
+
+    By default the commands run in this checkout's environment (its ``bin`` first on PATH, the checkout on
+    PYTHONPATH). ``installed``: the ``bin`` folder of another environment where the engine is installed; its
+    programs come first on PATH and the checkout is not on PYTHONPATH (``base_env``: the environment to start
+    from, os.environ by default).
     """
     app_dir = Path(app_dir)
     start, _ = readme_blocks(app_dir)
     link, node = free_ports(1)[0], free_port_range(nodes)
-    env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""),
-               PATH=str(BIN) + os.pathsep + os.environ.get("PATH", ""), FLWR_HOME=str(app_dir / ".flwr"),
-               LINK_PORT=str(link), NODE_PORT=str(node), **OFFLINE)
+    env = dict(os.environ if base_env is None else base_env)
+    if installed is None:
+        env.update(PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""),
+                   PATH=str(BIN) + os.pathsep + os.environ.get("PATH", ""))
+    else:
+        env.pop("PYTHONPATH", None)
+        env["PATH"] = str(installed) + os.pathsep + env.get("PATH", "")
+    env.update(FLWR_HOME=str(app_dir / ".flwr"), LINK_PORT=str(link), NODE_PORT=str(node), **OFFLINE)
     processes, log = [], open(app_dir / "federation.log", "w")
     try:
         proc = subprocess.Popen(["bash", "-c", start], cwd=app_dir, env=env, stdout=log, stderr=subprocess.STDOUT,

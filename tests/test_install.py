@@ -180,3 +180,56 @@ def test_the_exported_flower_app_depends_on_the_installed_engine(installed):
     assert (installed.workdir / "app" / "make_certificates.sh").is_file()
     launcher = installed.python("import importlib.util as u; print(u.find_spec('engine.flower.supernode').origin)")
     assert Path(launcher.stdout.strip()).is_relative_to(installed.site_packages), launcher.stderr
+
+
+def _offline_install_lines(app: Path, wheel: Path) -> tuple[str, str]:
+    """The exported README's two commands for machines without a registry: (make the wheels, install them).
+
+    The first names the release on the registry; the project is not published, so it takes the wheel built here
+    instead (the README's own alternative, a local build of the project).
+    """
+    text = (app / "README.md").read_text().split("## Install", 1)[1].split("\n## ", 1)[0]
+    [block] = re.findall(r"```text\n(.*?)```", text, re.S)
+    make, install = [line.split("  #", 1)[0].strip() for line in block.strip().splitlines()]
+    assert make.startswith("pip wheel ") and install.startswith("pip install --no-index --find-links wheels ")
+    release = re.search(r'"dpbo-explorer\[flower\]==[^"]+"', make).group(0)
+    return make.replace(release, f'"{wheel}[flower]"'), install
+
+
+def test_the_exported_app_runs_a_secured_federation_from_the_wheel_offline(installed):
+    # Last in this module: it adds the Flower extra to the environment the tests above found without it.
+    import shlex
+
+    pytest.importorskip("flwr", reason="Flower (flwr) is not installed")
+    from engine.fbo.config import FboConfig
+    from engine.fbo.plan import make_plan
+    from engine.flower.settings import fbo_config, fbo_run_config
+    from tests.flower_loopback import OFFLINE, readme_federation
+
+    config = FboConfig(agents=3, iterations=2, P=1, features=8, n_init=3, q=0.5, z=1.0, seed=2)
+    exported = installed.run(["dpbo", "export", "flower", "--tool", "fbo", "--agents", "3", "--iterations", "2",
+                              "--P", "1", "--features", "8", "--n-init", "3", "--q", "0.5", "--z", "1.0",
+                              "--seed", "2", "--out", "federation"])
+    assert exported.returncode == 0, exported.stderr
+    app = installed.workdir / "federation"
+    [wheel] = (installed.folder / "dist").glob("dpbo_explorer-*.whl")
+    make, install = _offline_install_lines(app, wheel)
+    # Where there is a registry: the wheels of the app's dependencies (at the lock's versions).
+    pip_env = {k: v for k, v in installed.env.items() if not k.startswith("PIP_REQUIRE")}
+    made = _run([installed.bin / "python", "-m", *shlex.split(make)[:2], "-c", _constraints(installed.folder),
+                 "--quiet", *shlex.split(make)[2:]], cwd=app, env=pip_env, timeout=900)
+    assert made.returncode == 0, made.stderr[-3000:]
+    # The install itself with no registry at all, as the README writes it.
+    done = installed.run(["bash", "-c", f"cd {shlex.quote(str(app))} && python -m {install} --quiet"],
+                         extra_env=OFFLINE, timeout=900)
+    assert done.returncode == 0, done.stderr[-3000:]
+    where = installed.python("import engine, flwr; print(engine.__file__)")
+    assert where.returncode == 0 and Path(where.stdout.strip()).is_relative_to(installed.site_packages)
+    # The README's start and run blocks with the installed environment's programs, the checkout nowhere on the
+    # path, and no registry (readme_federation's OFFLINE environment).
+    with readme_federation(app, 3, installed=installed.bin, base_env=installed.env) as (run, _):
+        summary, _ = run(app, 300)
+    assert summary["nodes"] == 3 and summary["rounds"] == config.iterations + 1
+    assert summary["releases"] == config.iterations
+    plan = make_plan(fbo_config(fbo_run_config(config)))
+    assert summary["epsilon"] == pytest.approx(plan.epsilon_after(config.iterations), rel=1e-12)

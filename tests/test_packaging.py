@@ -16,7 +16,7 @@ ROOT = Path(__file__).resolve().parents[1]
 PROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
 # Pinned in requirements.txt only so that the dashboard runs on versions Flower also accepts: Streamlit's and
 # Flower's own dependencies, not the project's.
-TRANSITIVE = {"protobuf", "packaging", "starlette", "uvicorn", "websockets"}
+TRANSITIVE = {"protobuf", "packaging", "starlette", "uvicorn", "websockets", "certifi"}
 
 
 def _name(text: str) -> str:
@@ -84,3 +84,28 @@ def test_a_missing_optional_dependency_is_one_sentence_naming_its_extra(monkeypa
     err = capsys.readouterr().err
     assert err == 'error: This command needs pyarrow, which the engine-only install leaves out: pip install ' \
                   '"dpbo-explorer[dask]".\n'
+
+
+def test_the_lock_holds_versions_the_pinned_flower_accepts():
+    # The exported Flower apps install "dpbo-explorer[flower]" with flwr at requirements-dev.txt's version on top of
+    # the lock's packages (tests/test_install.py): a locked version Flower refuses makes that install impossible
+    # (the lock once held certifi 2026.10.18, below Flower 1.42's certifi >= 2026.10.19).
+    import importlib.metadata as metadata
+
+    import pytest
+
+    try:
+        flower = metadata.distribution("flwr")
+    except metadata.PackageNotFoundError:
+        pytest.skip("Flower (flwr) is not installed")
+    assert flower.version == _pins(ROOT / "requirements-dev.txt")["flwr"]
+    locked = _pins(ROOT / "requirements.lock")
+    refused = []
+    for text in flower.requires or []:
+        requirement = Requirement(text)
+        if requirement.marker is not None and not requirement.marker.evaluate({"extra": ""}):
+            continue
+        version = locked.get(_name(requirement.name))
+        if version is not None and not requirement.specifier.contains(version, prereleases=True):
+            refused.append(f"{requirement} (the lock: {version})")
+    assert not refused, f"Flower {flower.version} refuses the lock's {refused}"
