@@ -174,21 +174,17 @@ def _fbo_cells(args, paper: str, parts) -> tuple[list[Cost], list[Cost]]:
     nothing = Cost(0.0, 0.0, "runs")
     specs = fts.PART_SPECS if paper == "fts" else PART_SPECS
     if paper == "ablations":      # each ablation runs its claims' settings twice: with the deviation and without
-        parts = tuple(ABLATIONS[name]["part"] for name in parts if name not in ("fig11-neighbours", "pogpucb-extent"))
-        wanted = set(ablation_settings(args.parts))
+        return _ablation_cells(args, parts)
     for name in parts:
         part = specs[name]
         if paper == "fts":
             runs = _runs(args, paper)
         else:
-            runs = _runs(args, paper) if paper == "ablations" else part_runs(name, _runs(args, paper),
-                                                                              args.synthetic_runs)
-        # The fts synthetic part runs its blocks once per GP function; an ablation twice.
-        repeats = args.functions if paper == "fts" and name == "synthetic" else 2 if paper == "ablations" else 1
+            runs = part_runs(name, _runs(args, paper), args.synthetic_runs)
+        # The fts synthetic part runs its blocks once per GP function.
+        repeats = args.functions if paper == "fts" and name == "synthetic" else 1
         # The run-time part steps single runs of the rivals by hand: priced as FTS runs of its base.
         settings = part.settings or (Setting("fts", "FTS", dict(algorithm="fts")),)
-        if paper == "ablations":
-            settings = tuple(s for s in settings if (name, s.key) in wanted)
         for block_seed, size in block_seeds(args.seed, runs) * repeats:
             for setting in settings:
                 config = setting_config(part.base, setting, block_seed, size)
@@ -199,6 +195,37 @@ def _fbo_cells(args, paper: str, parts) -> tuple[list[Cost], list[Cost]]:
                 cells.append(fbo_cost(config, resolve_agents(config), objective=nothing))
         shared.append(objective_cost(config.dataset, resolve_agents(config), alpha=config.alpha,
                                      domain=config.domain, table_ready=objective_ready(config)))
+    return cells, shared
+
+
+def _ablation_cells(args, names) -> tuple[list[Cost], list[Cost]]:
+    """One cost per block of runs of every setting an FBO ablation runs, on each side (with our deviation and
+    without it), and each side's objective once."""
+    from engine.fbo.refine import refine_seconds
+
+    cells, shared = [], []
+    nothing = Cost(0.0, 0.0, "runs")
+    for name in names:
+        if name in ("fig11-neighbours", "pogpucb-extent"):
+            continue
+        spec = ABLATIONS[name]
+        part = PART_SPECS[spec["part"]]
+        base = {**part.base, **spec.get("base", {})}
+        keys = {key for p, key in ablation_settings((name,))}
+        settings = [s for s in part.settings if s.key in keys]
+        for side in (None, spec["switch"]):
+            for block_seed, size in block_seeds(args.seed, _runs(args, "ablations")):
+                for setting in settings:
+                    config = setting_config(base, setting, block_seed, size)
+                    if side == "continuous":     # every query trains the model; every iteration refines
+                        config = config.replace(domain="continuous")
+                        price = fbo_cost(config, resolve_agents(config), objective=nothing)
+                        cells.append(replace(price, seconds=price.seconds + refine_seconds(config,
+                                                                                           resolve_agents(config))))
+                    else:
+                        cells.append(fbo_cost(config, resolve_agents(config), objective=nothing))
+            shared.append(objective_cost(config.dataset, resolve_agents(config), alpha=config.alpha,
+                                         domain=config.domain, table_ready=objective_ready(config)))
     return cells, shared
 
 

@@ -264,11 +264,15 @@ class Simulation:
             index = np.where(use_other, shared[:, None], index)
         index = self.pool.avoid_repeats(index, rng)
         checkpoint()
-        self.pool.query(self.domain.to_choice(candidates, index), rng)
+        self.pool.query(self._choice(candidates, index, use_other, step, t), rng)
         checkpoint()
         self._t = t
         self._draw_vectors(t)
         return self._record(t, step, weights, use_other)
+
+    def _choice(self, candidates, index: np.ndarray, use_other: np.ndarray, step, t: int):
+        """The points the agents query in iteration t: the chosen candidates (engine.fbo.refine refines them)."""
+        return self.domain.to_choice(candidates, index)
 
     def _record(self, t: int, step, weights, use_other: np.ndarray | None = None) -> IterationRecord:
         cfg = self.config

@@ -80,6 +80,10 @@ class OwnGp:
         self.count = 0
         self.fits = 0
         self._fitted_at = None
+        # > 0: the last samples' features and weights, and each model's ``keep_best`` best candidates, stay in
+        # ``last_sample`` (the query optimiser's ablation refines the samples from there, engine.fbo.refine)
+        self.keep_best = 0
+        self.last_sample = None
         self._inverse = None       # pathwise: (K, capacity, capacity); [:n, :n] inverts v R + s I
 
     @property
@@ -159,6 +163,8 @@ class OwnGp:
         out = np.zeros(self.n_models, dtype=int)
         for rows, values in self._samples(rng, candidates, active):
             out[rows] = np.argmax(values, axis=1)
+            if self.keep_best:
+                self.last_sample["best"][rows] = np.argpartition(values, -self.keep_best, axis=1)[:, -self.keep_best:]
         return out
 
     def _samples(self, rng, candidates, active):
@@ -182,6 +188,10 @@ class OwnGp:
         for lo in range(0, len(models), SOLVE_CHUNK):
             rows = models[lo:lo + SOLVE_CHUNK]
             weights[lo:lo + len(rows)] = solve(rows, freq[rows], phase[rows], prior[rows], noise[rows])
+        if self.keep_best:
+            self.last_sample = dict(models=models, freq=freq[models], phase=phase[models], weights=weights,
+                                    scale=np.sqrt(np.exp(self.theta[models, 1])),
+                                    best=np.zeros((self.n_models, self.keep_best), dtype=int))
         evaluate = self._authors_values if self.sampler == "authors" else self._pathwise_values
         for lo in range(0, len(models), CHUNK):
             rows = models[lo:lo + CHUNK]
