@@ -89,5 +89,9 @@ def test_the_title_the_selector_and_the_summary_name_every_stored_paper(page, ap
     headings = [h for h in page.locator("h3").all_inner_texts() if h.startswith("DP-HYPE, ")]
     assert headings[:5] == ["DP-HYPE, Fig. 2a", "DP-HYPE, Fig. 2b", "DP-HYPE, Fig. 3", "DP-HYPE, Fig. 4",
                             "DP-HYPE, Fig. 5"], headings
+    # The DP-FTS-DE view's part selector leaves with the rerun's end (Streamlit keeps the last run's elements until
+    # the new run has drawn its own): a bounded wait for it to go, not a count taken as DP-HYPE's headings arrive.
+    page.get_by_text("part of the paper").wait_for(state="detached", timeout=60_000)
+    wait_for_app(page)
     assert page.get_by_text("part of the paper").count() == 0
     screenshot(page, "paper_reproduction_dp_hype")
