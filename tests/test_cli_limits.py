@@ -105,8 +105,7 @@ def test_fbo_does_not_count_a_cached_table(cache):
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_bytes(b"")             # the plan asks only whether the table is there
     cached = cost(args)
-    per_agent = dataset_costs("breast-cancer-lr").table_agent_seconds
-    assert uncached.seconds - cached.seconds == pytest.approx(40 * per_agent)
+    assert uncached.seconds - cached.seconds == pytest.approx(dataset_costs("breast-cancer-lr").table_seconds(40))
 
 
 def test_a_cached_table_build_costs_nothing(cache, capsys, monkeypatch):

@@ -30,7 +30,7 @@ def objective_cost(dataset: str, n_agents: int, *, alpha: float | None = None, d
         seconds, memory = factor * N * SYNTHETIC_AGENT_S, factor * N * SYNTHETIC_AGENT_MB
     elif domain == "table" and not table_ready:
         costs = dataset_costs(dataset)
-        seconds, memory = costs.table_start_seconds + N * costs.table_agent_seconds, TABLE_BUILD_MB
+        seconds, memory = costs.table_seconds(N), max(TABLE_BUILD_MB, costs.table_mb)
     else:
         seconds, memory = 0.0, 0.0
     return priced(seconds, memory, [("agents", N, 200, 1)])

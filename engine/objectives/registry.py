@@ -49,7 +49,10 @@ class DatasetCosts:
     that grid (0: nothing to build beyond a draw); ``query_seconds``: one query on the continuous domain
     (training the model once); ``own_refit_every``: observations between re-fits of each agent's own GP
     hyperparameters when the run does not choose (0: never; a task's ``own_refit_every``);
-    ``table_start_seconds``: a table build's fixed part (its workers' start, the first agents' larger fields).
+    ``table_start_seconds``: a table build's fixed part (its workers' start, the first agents' larger fields);
+    ``table_data_seconds``: the part that divides one data set among the agents (scoring it whole, shared by
+    the N agents: the build costs that over N, so fewer agents cost more); ``table_mb``: a build's peak memory
+    when above the usual (a build of few agents runs in the calling process, on large shares of the data).
     """
 
     candidates: int
@@ -57,6 +60,13 @@ class DatasetCosts:
     query_seconds: float
     own_refit_every: int
     table_start_seconds: float = 0.0
+    table_data_seconds: float = 0.0
+    table_mb: float = 0.0
+
+    def table_seconds(self, n_agents: int) -> float:
+        """Seconds to build the table of ``n_agents`` agents (in the reference machine's seconds)."""
+        N = max(int(n_agents), 1)
+        return self.table_start_seconds + self.table_data_seconds / N + N * self.table_agent_seconds
 
 
 # Measured: a table scores one agent in 1.3 s (landmine), 1.7 s (digits), 0.5 s (breast cancer), 1.4 s (activity
@@ -66,16 +76,23 @@ class DatasetCosts:
 # all 29 (1.7 s each) where it was priced 58 s, and 6.6 s for the first two (priced 4 s). Priced 6 s + 1.8 s an
 # agent: every prefix of the fields is covered (the first two 9.6 s), the whole table 58.2 s (the Trade-off
 # explorer's Fig. 3a preset, priced with its table's build, stays within the 2-minute limit).
+# The stand-ins divide one data set among the agents, so a table of few agents scores large shares of it: in the
+# reference machine's seconds (benchmarks/bench_limits.py's "table" cases, each in a fresh process and cache,
+# 2026-11-27), digits 43.1, 26.3, 18.0, 11.5, 11.0 s for 1, 2, 4, 10, 20 agents (priced 2.5 s an agent before:
+# 2.5 s for one); the EMNIST stand-in 31.0, 26.4, 23.1, 21.6, 35.3 s, and 841 MB for one agent (priced 400);
+# breast cancer 2.6-3.5 s for 1-20 agents. Priced start + data / N + N x agent above each of those.
 COSTS = {
     "synthetic": DatasetCosts(candidates=1000, table_agent_seconds=0.0, query_seconds=2e-7, own_refit_every=0),
     "landmine": DatasetCosts(candidates=50 ** 2, table_agent_seconds=1.8, query_seconds=0.08, own_refit_every=5,
                              table_start_seconds=6.0),
-    "digits-svm": DatasetCosts(candidates=50 ** 2, table_agent_seconds=2.5, query_seconds=0.015, own_refit_every=5),
+    "digits-svm": DatasetCosts(candidates=50 ** 2, table_agent_seconds=0.2, query_seconds=0.015, own_refit_every=5,
+                               table_start_seconds=12.0, table_data_seconds=40.0),
     "breast-cancer-lr": DatasetCosts(candidates=16 ** 3, table_agent_seconds=1.0, query_seconds=0.003,
-                                     own_refit_every=5),
+                                     own_refit_every=5, table_start_seconds=3.0),
     "har-standin": DatasetCosts(candidates=10 ** 3, table_agent_seconds=2.0, query_seconds=0.005, own_refit_every=5),
-    "emnist-standin": DatasetCosts(candidates=10 ** 3, table_agent_seconds=3.0, query_seconds=0.02,
-                                   own_refit_every=5),
+    "emnist-standin": DatasetCosts(candidates=10 ** 3, table_agent_seconds=1.6, query_seconds=0.02,
+                                   own_refit_every=5, table_start_seconds=30.0, table_data_seconds=10.0,
+                                   table_mb=900.0),
 }
 # A data set without an entry is priced as the largest table (16^3 in 3-D) with slow queries.
 UNKNOWN_COSTS = DatasetCosts(candidates=4096, table_agent_seconds=3.0, query_seconds=0.1, own_refit_every=5)
