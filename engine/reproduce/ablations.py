@@ -60,7 +60,7 @@ ABLATIONS = {
                 "Less privacy loss, worse utility: q = 0.35 beats q = 0.1")),
     "landmine-optimiser": dict(
         # Every query of the continuous side trains an SVM (about 8 ms) and every iteration refines the samples:
-        # like the metric's, this ablation runs both sides on the first 8 fields.
+        # this ablation runs both sides on the first 8 fields.
         part="landmine", switch="continuous", base=dict(agents=8),
         deviation="each agent takes the argmax of its sample over the 50 x 50 table of (C, gamma)",
         authors="the sample maximised over the continuous box: the best of 1000 uniform points, refined by "
