@@ -53,9 +53,9 @@ def refinement_seconds(runs: int, agents: int, repeats: int = 5) -> float:
 def block_seconds(runs: int, agents: int, iterations: int) -> dict:
     """One refined landmine block: its CPU seconds and the command line's price for it."""
     from engine.fbo.config import FboConfig
-    from engine.fbo.refine import RefinedSimulation, refine_seconds
-    from engine.limits import Cost, fbo_cost
+    from engine.fbo.refine import RefinedSimulation
     from engine.objectives.landmine import make_task
+    from engine.reproduce.ablations import block_cost
     from engine.objectives.task_objective import objective_for
     from engine.reproduce.dp_fts_de import PART_SPECS
 
@@ -67,7 +67,7 @@ def block_seconds(runs: int, agents: int, iterations: int) -> dict:
     for _ in sim:
         pass
     seconds = time.process_time() - begin
-    price = fbo_cost(config, agents, objective=Cost(0.0, 0.0, "runs")).seconds + refine_seconds(config, agents)
+    price = block_cost(config, "continuous").seconds
     return {"seconds": round(seconds, 2), "priced_seconds": round(price, 2)}
 
 

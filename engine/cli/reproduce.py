@@ -26,7 +26,8 @@ from engine.reproduce.dp_fts_de import (CORE_PARTS, LANDMINE_RUNS, SYNTHETIC_PAR
 from engine.reproduce.claims import decide_payload
 from engine.reproduce.replication import replicate, replication_seed, reusable
 from engine.reproduce.report import Setting, block_seeds, deciding_comparison, setting_config
-from engine.reproduce.ablations import (ABLATIONS, NAMES as ABLATION_NAMES, ablation_lines, ablation_settings,
+from engine.reproduce.ablations import (ABLATIONS, NAMES as ABLATION_NAMES, OWN_CODE as ABLATION_OWN_CODE,
+                                        ablation_lines, ablation_settings, block_cost, switched_config,
                                         run_ablations)
 from engine.reproduce.runs import block_key
 from engine.validation import ConfigError, check_choice, check_int
@@ -201,29 +202,19 @@ def _fbo_cells(args, paper: str, parts) -> tuple[list[Cost], list[Cost]]:
 def _ablation_cells(args, names) -> tuple[list[Cost], list[Cost]]:
     """One cost per block of runs of every setting an FBO ablation runs, on each side (with our deviation and
     without it), and each side's objective once."""
-    from engine.fbo.refine import refine_seconds
-
     cells, shared = [], []
-    nothing = Cost(0.0, 0.0, "runs")
     for name in names:
-        if name in ("fig11-neighbours", "pogpucb-extent"):
+        if name in ABLATION_OWN_CODE:
             continue
         spec = ABLATIONS[name]
         part = PART_SPECS[spec["part"]]
         base = {**part.base, **spec.get("base", {})}
-        keys = {key for p, key in ablation_settings((name,))}
+        keys = {key for _, key in ablation_settings((name,))}
         settings = [s for s in part.settings if s.key in keys]
         for side in (None, spec["switch"]):
             for block_seed, size in block_seeds(args.seed, _runs(args, "ablations")):
-                for setting in settings:
-                    config = setting_config(base, setting, block_seed, size)
-                    if side == "continuous":     # every query trains the model; every iteration refines
-                        config = config.replace(domain="continuous")
-                        price = fbo_cost(config, resolve_agents(config), objective=nothing)
-                        cells.append(replace(price, seconds=price.seconds + refine_seconds(config,
-                                                                                           resolve_agents(config))))
-                    else:
-                        cells.append(fbo_cost(config, resolve_agents(config), objective=nothing))
+                cells += [block_cost(setting_config(base, setting, block_seed, size), side) for setting in settings]
+            config = switched_config(setting_config(base, settings[0], args.seed, 1), side)
             shared.append(objective_cost(config.dataset, resolve_agents(config), alpha=config.alpha,
                                          domain=config.domain, table_ready=objective_ready(config)))
     return cells, shared

@@ -93,6 +93,8 @@ ABLATIONS = {
         claims=("RDP with a fixed sample",)),
 }
 NAMES = tuple(ABLATIONS)
+# The ablations that run code of their own (accounting, PO-GP-UCB), not blocks of federated BO runs.
+OWN_CODE = ("fig11-neighbours", "pogpucb-extent")
 
 
 # ---------------------------------------------------------------------------------------------- switches
@@ -138,6 +140,29 @@ def scaled_simulation(config, objective=None, scale: float = 1.0):
     return ScaledSimulation(config, objective)
 
 
+def switched_config(config, switch: str | None):
+    """The configuration a block runs with ``switch`` on: the continuous domain for the authors' optimiser."""
+    return config.replace(domain="continuous") if switch == "continuous" else config
+
+
+def block_cost(config, switch: str | None):
+    """The price of one block of ``config`` with ``switch`` on (its objective apart): the one gate's FBO price,
+    and for the authors' optimiser its refinement (every query's training is in the continuous domain's price)."""
+    from dataclasses import replace
+
+    from engine.fbo.plan import resolve_agents
+    from engine.limits import Cost, fbo_cost
+
+    config = switched_config(config, switch)
+    agents = resolve_agents(config)
+    price = fbo_cost(config, agents, objective=Cost(0.0, 0.0, "runs"))
+    if switch != "continuous":
+        return price
+    from engine.fbo.refine import refine_seconds
+
+    return replace(price, seconds=price.seconds + refine_seconds(config, agents))
+
+
 def run_switched(config, switch: str | None) -> tuple:
     """One block (``config.runs`` runs) with ``switch`` on (None: the reproduction's own path), its outcome."""
     from engine.fbo.simulation import Simulation
@@ -152,7 +177,7 @@ def run_switched(config, switch: str | None) -> tuple:
     elif switch == "continuous":
         from engine.fbo.refine import RefinedSimulation
 
-        sim = RefinedSimulation(config.replace(domain="continuous"), objective)
+        sim = RefinedSimulation(switched_config(config, switch), objective)
     else:
         sim = Simulation(config, objective)
     for _ in sim:
@@ -358,7 +383,7 @@ def ablation_settings(names=None) -> list[tuple[str, str]]:
     out = []
     for name in names:
         spec = ABLATIONS[name]
-        if name in ("fig11-neighbours", "pogpucb-extent"):
+        if name in OWN_CODE:
             continue
         part = PART_SPECS[spec["part"]]
         keys = {k for c in matching_claims(part, spec["claims"]) for k in (*c.better, c.worse)}
