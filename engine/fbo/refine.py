@@ -151,3 +151,16 @@ REFINE_AGENT_ITERATION_S = 4e-3
 def refine_seconds(config, n_agents: int) -> float:
     """CPU seconds the refinement adds to a run of ``config`` with ``n_agents`` agents."""
     return float(config.runs) * int(n_agents) * int(config.iterations) * REFINE_AGENT_ITERATION_S
+
+
+def refined_cost(config, refine: bool = True):
+    """The one gate's price of a run of ``config`` (its objective apart), with the refinement's seconds when
+    ``refine`` (every query's training is in the continuous domain's own price)."""
+    from dataclasses import replace
+
+    from engine.fbo.plan import resolve_agents
+    from engine.limits import Cost, fbo_cost
+
+    agents = resolve_agents(config)
+    price = fbo_cost(config, agents, objective=Cost(0.0, 0.0, "runs"))
+    return replace(price, seconds=price.seconds + refine_seconds(config, agents)) if refine else price

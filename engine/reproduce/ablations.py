@@ -146,21 +146,11 @@ def switched_config(config, switch: str | None):
 
 
 def block_cost(config, switch: str | None):
-    """The price of one block of ``config`` with ``switch`` on (its objective apart): the one gate's FBO price,
-    and for the authors' optimiser its refinement (every query's training is in the continuous domain's price)."""
-    from dataclasses import replace
+    """The price of one block of ``config`` with ``switch`` on (its objective apart): the one gate's FBO price, for
+    the authors' optimiser with its refinement (:func:`engine.fbo.refine.refined_cost`)."""
+    from engine.fbo.refine import refined_cost
 
-    from engine.fbo.plan import resolve_agents
-    from engine.limits import Cost, fbo_cost
-
-    config = switched_config(config, switch)
-    agents = resolve_agents(config)
-    price = fbo_cost(config, agents, objective=Cost(0.0, 0.0, "runs"))
-    if switch != "continuous":
-        return price
-    from engine.fbo.refine import refine_seconds
-
-    return replace(price, seconds=price.seconds + refine_seconds(config, agents))
+    return refined_cost(switched_config(config, switch), refine=switch == "continuous")
 
 
 def run_switched(config, switch: str | None) -> tuple:
