@@ -125,8 +125,11 @@ def test_a_supernode_killed_mid_run_leaves_the_rounds_going_and_epsilon_right(lo
     config = FboConfig(agents=NODES, iterations=2, P=1, features=8, n_init=3, q=0.5, z=1.0, seed=5)
     folder = root / "dropout"
     export_app("fbo", config, folder)
-    project = folder / "pyproject.toml"          # the run config: wait 15 s for replies instead of 120 s
-    project.write_text(project.read_text().replace("reply_timeout = 120.0", "reply_timeout = 15.0"))
+    # The run config: a round waits 8 s for replies instead of 120 s. Each round after the kill waits that long for
+    # the dead node; a live node slower than that on a busy machine is counted missing too, which the checks
+    # below allow (the killed node must be among the missing, the rounds must go on, epsilon must not change).
+    project = folder / "pyproject.toml"
+    project.write_text(project.read_text().replace("reply_timeout = 120.0", "reply_timeout = 8.0"))
     result = {}
     runner = threading.Thread(target=lambda: result.update(zip(("summary", "seconds"), run(folder, RUN_SECONDS))))
     runner.start()

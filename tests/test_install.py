@@ -30,6 +30,11 @@ ROOT = Path(__file__).resolve().parents[1]
 SOURCES = ("pyproject.toml", "setup.py", "README.md", "engine", "dpbo", "data/reproduction")
 
 
+# pip's own output off, and no compiling of every installed module to bytecode at install time (three quarters of
+# an install's CPU time here): Python compiles what a program imports when it first imports it.
+PIP_OPTIONS = ("--quiet", "--disable-pip-version-check", "--no-compile")
+
+
 def _run(argv, **kwargs) -> subprocess.CompletedProcess:
     return subprocess.run([str(a) for a in argv], capture_output=True, text=True, **kwargs)
 
@@ -89,8 +94,8 @@ def installed(tmp_path_factory) -> Installed:
     assert made.returncode == 0, made.stderr
     venv_python = folder / "venv" / "bin" / "python"
     # The engine with Plotly for the notebook's figure: "dpbo-explorer[plots]", nothing of the dashboard.
-    done = _run([venv_python, "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
-                 "-c", _constraints(folder), f"{wheel}[plots]"], env=pip_env, timeout=900)
+    done = _run([venv_python, "-m", "pip", "install", *PIP_OPTIONS, "-c", _constraints(folder), f"{wheel}[plots]"],
+                env=pip_env, timeout=900)
     assert done.returncode == 0, done.stderr[-3000:]
     return Installed(folder)
 
@@ -220,7 +225,7 @@ def test_the_exported_app_runs_a_secured_federation_from_the_wheel_offline(insta
                  "--quiet", *shlex.split(make)[2:]], cwd=app, env=pip_env, timeout=900)
     assert made.returncode == 0, made.stderr[-3000:]
     # The install itself with no registry at all, as the README writes it.
-    done = installed.run(["bash", "-c", f"cd {shlex.quote(str(app))} && python -m {install} --quiet"],
+    done = installed.run(["bash", "-c", f"cd {shlex.quote(str(app))} && python -m {install} {' '.join(PIP_OPTIONS)}"],
                          extra_env=OFFLINE, timeout=900)
     assert done.returncode == 0, done.stderr[-3000:]
     where = installed.python("import engine, flwr; print(engine.__file__)")

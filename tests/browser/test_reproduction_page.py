@@ -85,13 +85,15 @@ def test_the_title_the_selector_and_the_summary_name_every_stored_paper(page, ap
     docs_image(page, REPRODUCTION)
     # One paper at a time: DP-HYPE's figures in the paper's order, DP-FTS-DE's parts gone.
     sidebar.get_by_text(PAPER_LABELS["dp-hype"], exact=True).click()
+    # The DP-FTS-DE view's part selector leaves with the rerun's end (Streamlit keeps the last run's elements until
+    # the new run has drawn its own): bounded waits for it to go and for DP-HYPE's fifth figure to come, then for
+    # the page to settle, before anything is counted. Counted as soon as the click's rerun looked idle, a busy
+    # machine's page had drawn only four of DP-HYPE's figures.
+    page.get_by_text("part of the paper").wait_for(state="detached", timeout=60_000)
+    page.get_by_role("heading", name="DP-HYPE, Fig. 5", exact=True).wait_for()
     wait_for_app(page)
+    assert page.get_by_text("part of the paper").count() == 0
     headings = [h for h in page.locator("h3").all_inner_texts() if h.startswith("DP-HYPE, ")]
     assert headings[:5] == ["DP-HYPE, Fig. 2a", "DP-HYPE, Fig. 2b", "DP-HYPE, Fig. 3", "DP-HYPE, Fig. 4",
                             "DP-HYPE, Fig. 5"], headings
-    # The DP-FTS-DE view's part selector leaves with the rerun's end (Streamlit keeps the last run's elements until
-    # the new run has drawn its own): a bounded wait for it to go, not a count taken as DP-HYPE's headings arrive.
-    page.get_by_text("part of the paper").wait_for(state="detached", timeout=60_000)
-    wait_for_app(page)
-    assert page.get_by_text("part of the paper").count() == 0
     screenshot(page, "paper_reproduction_dp_hype")
