@@ -3,7 +3,7 @@ first two agents' rows (from the second on, the page can say the time left), the
 until the file named by ``DPBO_TEST_BUILD_GATE`` exists. A test sees a build under way
 for as long as it needs (a second visitor joining it, a click while it runs) on any machine, fast or busy, then
 opens the gate and watches the build finish and the run start by itself. The wait checks the build's cancel
-token, as every engine loop does. Used by tests/browser/test_landmine_data.py.
+token, as every engine loop does. Used by tests/browser/test_table_build.py.
 """
 
 from __future__ import annotations
