@@ -31,7 +31,8 @@ LONGEST_FIRST = ("browser", "browser-servers", "tests/test_flower_federation.py"
 
 
 # Browser modules that start servers of their own (the image's hosted server, the quick start, a server without
-# the landmine data) run apart from those sharing the session's dashboard, so the two can run at once.
+# the landmine data, a server whose table builds wait on a gate) run apart from those sharing the session's
+# dashboard, so the two can run at once.
 OWN_SERVERS = ("test_hosted.py", "test_first_visit.py", "test_landmine_data.py", "test_table_build.py",
                "test_acceptance.py")
 
