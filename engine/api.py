@@ -29,6 +29,7 @@ from engine.objectives.own import own_objective
 from engine.pogpucb import PoConfig
 from engine.pogpucb import run_pogpucb as _run_pogpucb
 from engine.privacy import calibrate_z as _calibrate_z
+from engine.privacy import DEFAULT_ACCOUNTANT
 from engine.privacy import default_delta as _default_delta
 from engine.privacy import epsilon as _epsilon
 from engine.privacy import epsilon_curve as _epsilon_curve
@@ -194,14 +195,14 @@ def run_audit(config):
     return _run_audit(config)
 
 
-def epsilon(q: float, z: float, steps: int, delta: float, accountant: str = "rdp", *,
+def epsilon(q: float, z: float, steps: int, delta: float, accountant: str = DEFAULT_ACCOUNTANT, *,
             sampling: str = "poisson", n_agents: int | None = None) -> float:
     """Epsilon after ``steps`` releases of the subsampled Gaussian mechanism.
 
     ``q``: probability that an agent is sampled per release (poisson) or the
     fraction sampled (``sampling="fixed"``, with ``n_agents``); ``z``: noise std
-    over the clipping bound; ``delta`` in (0, 1); ``accountant``: "ma" (the
-    paper's moments accountant), "rdp" or "pld".
+    over the clipping bound; ``delta`` in (0, 1); ``accountant``: "rdp" (the
+    product's default everywhere, as in :class:`FboConfig`), "ma" (the paper's moments accountant) or "pld".
 
     Example
     -------
@@ -212,7 +213,7 @@ def epsilon(q: float, z: float, steps: int, delta: float, accountant: str = "rdp
     return _epsilon(q, z, steps, delta, accountant, sampling=sampling, n_agents=n_agents)
 
 
-def epsilon_curve(q: float, z: float, steps: int, delta: float, accountant: str = "rdp", *,
+def epsilon_curve(q: float, z: float, steps: int, delta: float, accountant: str = DEFAULT_ACCOUNTANT, *,
                   sampling: str = "poisson", n_agents: int | None = None):
     """Epsilon after 1, 2, ..., ``steps`` releases: a NumPy array of shape (steps,), non-decreasing.
 
@@ -228,7 +229,7 @@ def epsilon_curve(q: float, z: float, steps: int, delta: float, accountant: str 
     return _epsilon_curve(q, z, steps, delta, accountant, sampling=sampling, n_agents=n_agents)
 
 
-def calibrate_z(target_epsilon: float, q: float, steps: int, delta: float, accountant: str = "rdp", *,
+def calibrate_z(target_epsilon: float, q: float, steps: int, delta: float, accountant: str = DEFAULT_ACCOUNTANT, *,
                 sampling: str = "poisson", n_agents: int | None = None) -> float:
     """The smallest noise multiplier z whose epsilon after ``steps`` releases is at most ``target_epsilon``.
 
@@ -244,16 +245,22 @@ def calibrate_z(target_epsilon: float, q: float, steps: int, delta: float, accou
     return _calibrate_z(target_epsilon, q, steps, delta, accountant, sampling=sampling, n_agents=n_agents)
 
 
-def default_delta(n_agents: int) -> float:
-    """The default delta of a run with N agents: 1 / N^1.1 (the DP-FTS-DE paper's convention), below 1/N.
+def default_delta(n_agents: int, rule: str = "product") -> float:
+    """The default delta of a guarantee for N participants under a delta rule.
+
+    ``rule="product"`` (the default of the API, the command line, the pages and the Flower export): 1e-5, or
+    1 % of 1/N when that is smaller, far below 1/N for every N. ``rule="paper"``: the DP-FTS-DE paper's
+    1 / N^1.1 (close to 1/N: 0.17 for 5 agents), used where a page or a reproduction follows the paper.
 
     Example
     -------
     >>> import dpbo
-    >>> round(dpbo.default_delta(200), 7)
+    >>> dpbo.default_delta(5), dpbo.default_delta(10_000)
+    (1e-05, 1e-06)
+    >>> round(dpbo.default_delta(200, rule="paper"), 7)
     0.0029435
     """
-    return _default_delta(n_agents)
+    return _default_delta(n_agents, rule)
 
 
 def reproduce(paper: str = "dp-fts-de", parts: str | None = None, *, runs: int | None = None,

@@ -10,7 +10,8 @@ import pandas as pd
 import streamlit as st
 
 from engine.privacy.paper import fig11_note
-from engine.privacy import ACCOUNTANT_LABELS, ACCOUNTANTS, SAMPLING, default_delta, fixed_sample_size, supports
+from engine.privacy import (ACCOUNTANT_LABELS, ACCOUNTANTS, DELTA_RULES, SAMPLING, default_delta, fixed_sample_size,
+                            supports)
 from engine.privacy.accountants import PLD_STEPWISE, check_noise, curve_counts
 from engine.limits import LIGHT_SECONDS, accountant_cost, check
 from engine.validation import ConfigError, check_int, check_positive, check_probability_open, check_range
@@ -75,17 +76,18 @@ with cols[2]:
                     help="Number of server iterations that release a vector. Privacy loss grows with T.")
     slots.under("steps")
 with cols[3]:
-    st.radio("failure probability δ", ("paper", "manual"), key=PREFIX + "delta_mode", horizontal=True,
-             format_func={"paper": "δ = 1/N^1.1 (paper)", "manual": "enter δ"}.get,
-             help="δ is the probability that the ε guarantee fails; the paper uses 1/N^1.1 for N agents. "
-                  "Smaller δ: larger ε.")
-    if st.session_state[PREFIX + "delta_mode"] == "paper":
+    st.radio("failure probability δ", controls.DELTA_MODES, key=PREFIX + "delta_mode", horizontal=True,
+             format_func={"product": "δ for N (product)", "paper": "δ = 1/N^1.1 (paper)", "manual": "enter δ"}.get,
+             help="δ is the probability that the ε guarantee fails. The product's rule: 1e-5, or 1 % of 1/N when "
+                  "smaller; the paper uses 1/N^1.1 for N agents (close to 1/N). Smaller δ: larger ε.")
+    if st.session_state[PREFIX + "delta_mode"] in DELTA_RULES:
         st.number_input("number of agents N", key=PREFIX + "agents", step=10,
-                        help="Only sets δ = 1/N^1.1 (and the subset size for fixed-size sampling).")
+                        help="Only sets δ (and the subset size for fixed-size sampling).")
         slots.under("agents")
         agents_now = st.session_state[PREFIX + "agents"]
-        if isinstance(agents_now, int) and agents_now >= 1:
-            st.caption(f"δ = {default_delta(agents_now):.3g}")
+        rule = st.session_state[PREFIX + "delta_mode"]
+        if isinstance(agents_now, int) and agents_now >= (2 if rule == "paper" else 1):
+            st.caption(f"δ = {default_delta(agents_now, rule):.3g}")
     else:
         st.number_input("δ", key=PREFIX + "delta", format="%.2e", step=1e-6,
                         help="Must be in (0, 1); usually well below 1/N.")
@@ -111,9 +113,9 @@ def resolve(values: dict) -> dict:
     z = check_positive("z", values["z"])
     steps = check_int("steps", values["steps"], 1, MAX_STEPS, name="number of releases T")
     agents = None
-    if values["delta_mode"] == "paper" or values["sampling"] == "fixed":
+    if values["delta_mode"] in DELTA_RULES or values["sampling"] == "fixed":
         agents = check_int("agents", values["agents"], 1, name="number of agents")
-    delta = default_delta(agents) if values["delta_mode"] == "paper" else values["delta"]
+    delta = default_delta(agents, values["delta_mode"]) if values["delta_mode"] in DELTA_RULES else values["delta"]
     delta = check_probability_open("delta", delta)
     return dict(q=q, z=z, steps=steps, delta=delta, sampling=values["sampling"],
                 n_agents=agents if values["sampling"] == "fixed" else None)

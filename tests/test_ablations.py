@@ -47,7 +47,7 @@ def test_scale_one_is_the_engine_bit_for_bit_and_a_scale_multiplies_only_the_sen
 
 
 def test_neighbour_switch_changes_only_the_fixed_sample_relation():
-    delta = default_delta(29)
+    delta = default_delta(29, "paper")     # Fig. 11 at the paper's delta
     ours = ablations.fixed_sample_epsilon(0.35, 1.0, 60, delta, 29)
     assert ours == epsilon(0.35, 1.0, 60, delta, "rdp", sampling="fixed", n_agents=29)
     theirs = ablations.fixed_sample_epsilon(0.35, 1.0, 60, delta, 29, "add-remove")

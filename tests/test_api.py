@@ -21,6 +21,7 @@ import pytest
 import dpbo
 from engine import api
 from engine.cli import main, to_json
+from engine.privacy import delta_weakness
 from tests.notebook_cells import script
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -110,21 +111,28 @@ def test_bad_input_is_one_sentence_of_our_own_error_type(call, field):
     assert caught.value.field == field and _one_sentence(str(caught.value)), str(caught.value)
 
 
-def test_a_delta_above_one_over_n_warns_and_the_default_does_not():
+def test_a_weak_delta_warns_truthfully_for_every_n_and_the_default_does_not():
     config = dpbo.FboConfig(algorithm="dp-fts-de", **dict(SMALL, iterations=2, runs=1))
-    with pytest.warns(dpbo.PrivacyWarning, match=r"more than 1/N = 0\.125"):
+    # Above 1/N, and (the paper's 1/N^1.1 for 8 agents: 0.101) below 1/N but not far below it: both warn.
+    with pytest.warns(dpbo.PrivacyWarning, match=r"delta = 0\.2 is 160% of 1/N = 0\.125 for 8 participants"):
         dpbo.run_fbo(config.replace(delta=0.2), bowl, box=BOX, minimise=True)
+    with pytest.warns(dpbo.PrivacyWarning, match=r"is 81% of 1/N = 0\.125"):
+        dpbo.run_fbo(config.replace(delta_rule="paper"), bowl, box=BOX, minimise=True)
+    for n in (4, 5, 8, 200):      # the wording of dpbo.default_delta's warning holds at every N
+        weak = dpbo.default_delta(n, rule="paper")
+        assert f"{weak * n:.0%} of 1/N" in (delta_weakness(weak, n) or "")
+        assert delta_weakness(dpbo.default_delta(n), n) is None
     with warnings.catch_warnings():
         warnings.simplefilter("error", dpbo.PrivacyWarning)
         result = dpbo.run_fbo(config, bowl, box=BOX, minimise=True)
-    assert result.delta == pytest.approx(SMALL["agents"] ** -1.1)
+    assert result.delta == pytest.approx(1e-5) == dpbo.default_delta(SMALL["agents"])
 
 
 def test_the_command_line_warns_of_a_weak_delta_on_stderr(capsys):
     assert main(["fbo", "--algorithm", "dp-fts-de", "--agents", "4", "--iterations", "1", "--runs", "1",
                  "--delta", "0.5", "--P", "1"]) == 0
     err = capsys.readouterr().err
-    assert err.startswith("warning: delta = 0.5 is more than 1/N = 0.25")
+    assert err.startswith("warning: delta = 0.5 is 200% of 1/N = 0.25 for 4 participants")
 
 
 def test_run_fbo_gives_what_the_command_line_prints():

@@ -12,7 +12,7 @@ import ui.kit.cached
 from engine.audit import ServerAudit, VoteAudit, run_audit
 from engine.fbo.config import FboConfig
 from engine.fbo.plan import make_plan
-from engine.privacy import default_delta
+from engine.privacy import DEFAULT_ACCOUNTANT, default_delta
 from ui.audit.panel import EMBEDDED_TRIALS, embedded_trials, server_audit
 from ui.kit.state import Param
 
@@ -157,10 +157,10 @@ def test_a_bounded_number_from_a_link_must_be_finite_and_in_range(text):
 def test_the_federated_bo_and_dp_hype_settings_fill_the_controls():
     at = audit_page()
     at.button(key="audit_take_fbo").click().run()
-    # The Federated BO page's defaults: its DP-FTS-DE line, N = 50, T = 30, P = 2, the moments accountant.
+    # The Federated BO page's defaults: its DP-FTS-DE line, N = 50, T = 30, P = 2, the product's accountant.
     assert at.number_input(key="audit_steps").value == 30 and at.number_input(key="audit_P").value == 2
     assert at.number_input(key="audit_delta").value == pytest.approx(default_delta(50))
-    assert at.selectbox(key="audit_accountant").value == "ma"
+    assert at.selectbox(key="audit_accountant").value == DEFAULT_ACCOUNTANT == "rdp"
     assert any("DP-FTS-DE line's server (50 agents" in c.value for c in at.sidebar.caption)
     at.radio(key="audit_mechanism").set_value("hype-votes").run()
     at.button(key="audit_take_hype").click().run()

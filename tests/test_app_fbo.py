@@ -69,8 +69,8 @@ def test_short_run_produces_charts_and_downloads():
     assert any(t.startswith("Privacy loss") for t in titles)
     labels = [button.label for button in at.get("download_button")]
     assert labels == ["Results (CSV)", "Configuration (JSON)", "Curves and ε (JSON)", "Export as a Flower app"]
-    # 10 agents: the exported app's delta is not this run's 1/N^1.1, and the page says which it uses.
-    assert any("the export sets delta = 1e-05" in caption.value for caption in at.caption)
+    # The exported app deploys this run's delta (the product's rule for 10 agents), and the page says which.
+    assert any("delta = 1e-05 for 10 agents (the product's rule" in caption.value for caption in at.caption)
     table = pd.read_csv(io.BytesIO(state.cache["csv"]))
     # One row per line x run x agent x iteration.
     assert len(table) == 2 * 2 * 10 * 5
@@ -110,9 +110,9 @@ def test_plot_option_does_not_rerun_the_simulation():
 
 
 def test_budget_modes_stop_releases_or_calibrate_z():
-    from engine.privacy import default_delta, epsilon_curve
+    from engine.privacy import DEFAULT_ACCOUNTANT, default_delta, epsilon_curve
 
-    curve = epsilon_curve(0.25, 1.0, 4, default_delta(10), "ma")
+    curve = epsilon_curve(0.25, 1.0, 4, default_delta(10), DEFAULT_ACCOUNTANT)
     budget = float(curve[1]) + 1e-3  # enough for two releases, not three
     at = small_page()
     at.radio(key="fbo_budget_mode").set_value("stop").run()

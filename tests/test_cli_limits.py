@@ -164,13 +164,17 @@ def test_privacy_defaults_delta_as_fbo_does(capsys):
     assert main(["privacy", "--q", "0.25", "--z", "1", "--steps", "40", "--agents", "200"]) == 0
     out = json.loads(capsys.readouterr().out)
     plan = make_plan(FboConfig(algorithm="dp-fts-de", agents=200, q=0.25, z=1.0, iterations=40, accountant="rdp"))
-    assert out["delta"] == pytest.approx(plan.delta) and out["delta"] == pytest.approx(200 ** -1.1)
+    assert out["delta"] == pytest.approx(plan.delta) and out["delta"] == pytest.approx(1e-5)    # the product's rule
     assert out["epsilon"] == pytest.approx(plan.final_epsilon, rel=1e-9)
     # Without N there is no default: one sentence says what to give.
     assert main(["privacy", "--q", "0.25", "--z", "1", "--steps", "40"]) == 2
     err = capsys.readouterr().err
     assert err.startswith("error: Give --delta, or --agents N") and err.count("\n") == 1
-    assert "1 / N^1.1, as fbo" in " ".join(help_of(["privacy"], capsys).split())
+    assert "delta rule's, as fbo" in " ".join(help_of(["privacy"], capsys).split())
+    # The paper's delta by name, as fbo's --delta-rule.
+    paper = ["--agents", "200", "--delta-rule", "paper"]
+    assert main(["privacy", "--q", "0.25", "--z", "1", "--steps", "40", *paper]) == 0
+    assert json.loads(capsys.readouterr().out)["delta"] == pytest.approx(200 ** -1.1)
 
 
 def test_memory_above_a_terabyte_is_not_printed_in_megabytes():

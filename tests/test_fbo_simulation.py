@@ -80,7 +80,7 @@ def test_privacy_loss_per_record_follows_the_accountant():
     delta = default_delta(12)
     assert result.epsilon[0] == 0.0
     for t in range(1, 6):
-        assert result.epsilon[t] == pytest.approx(epsilon(0.5, 1.0, t, delta, "ma"), rel=1e-9)
+        assert result.epsilon[t] == pytest.approx(epsilon(0.5, 1.0, t, delta, cfg.accountant), rel=1e-9)
     assert all(r.released for r in result.records[1:]) and not result.records[0].released
     payload = result.to_json()
     assert payload["budget_reached_at"] is None and payload["delta"] == pytest.approx(delta)
@@ -94,14 +94,14 @@ def test_non_private_algorithms_report_no_epsilon():
 
 
 def test_budget_stops_releases_and_agents_continue_alone():
-    cfg = _cfg(algorithm="dp-fts-de", P=2, q=0.5, z=1.0, iterations=8, budget=3.0)
+    cfg = _cfg(algorithm="dp-fts-de", P=2, q=0.5, z=1.0, iterations=8, budget=6.0)
     sim = Simulation(cfg)
     k = sim.releases_allowed
     assert 0 < k < 8
     result = run_fbo(cfg)
     assert result.budget_reached_at == k
     eps = result.epsilon
-    assert eps[k] <= 3.0 and all(e == eps[k] for e in eps[k:])
+    assert eps[k] <= 6.0 and all(e == eps[k] for e in eps[k:])
     assert [r.released for r in result.records[1:]] == [True] * k + [False] * (8 - k)
     assert all(r.server_step is None for r in result.records[k + 1:])
 

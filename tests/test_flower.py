@@ -327,20 +327,23 @@ def test_the_server_apps_grid_polls_its_replies_often(monkeypatch):
     assert slept == [REPLY_POLL_SECONDS] * 2 and REPLY_POLL_SECONDS <= 0.5   # Flower's own grid sleeps 3 s
 
 
-def test_small_federations_get_an_explicit_delta_and_a_delta_above_one_over_n_is_refused(tmp_path, capsys):
+def test_the_export_deploys_the_delta_of_the_page_and_refuses_one_above_one_over_n(tmp_path, capsys):
     from engine.cli import main
+    from engine.fbo.plan import make_plan
     from engine.flower.export import export_app
-    from engine.flower.settings import SMALL_DELTA, SMALL_FEDERATION
 
     def exported(name, **settings):
-        export_app("fbo", FboConfig(iterations=3, q=0.5, z=1.0, **settings), tmp_path / name)
+        config = FboConfig(iterations=3, q=0.5, z=1.0, **settings)
+        export_app("fbo", config, tmp_path / name)
         run = tomllib.loads((tmp_path / name / "pyproject.toml").read_text())["tool"]["flwr"]["app"]["config"]
+        assert run["delta"] == make_plan(config).delta      # the delta the page and the API showed for this N
         return run["delta"], (tmp_path / name / "README.md").read_text()
 
-    delta, readme = exported("small", agents=3)          # 1/N^1.1 would be 0.299
-    assert delta == SMALL_DELTA and f"delta = {SMALL_DELTA:g}" in readme and "below 50 agents" in readme
-    delta, readme = exported("large", agents=SMALL_FEDERATION)
-    assert delta == pytest.approx(SMALL_FEDERATION ** -1.1) and "1/N^1.1" in readme
+    for agents, expected in ((3, 1e-5), (50, 1e-5), (10_000, 1e-6)):     # the product's rule, for every N
+        delta, readme = exported(f"product{agents}", agents=agents)
+        assert delta == pytest.approx(expected) and "the product's rule" in readme and "Warning" not in readme
+    delta, readme = exported("paper", agents=50, delta_rule="paper")     # a paper preset: labelled, with a warning
+    assert delta == pytest.approx(50 ** -1.1) and "paper's 1/N^1.1" in readme and "Warning: delta = " in readme
     delta, _ = exported("given", agents=3, delta=0.01)
     assert delta == 0.01
     for argv in (["--tool", "fbo", "--agents", "3", "--delta", "0.5"],

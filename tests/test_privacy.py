@@ -48,8 +48,14 @@ def test_the_engine_table_holds_the_papers_printed_values():
     assert paper_epsilons() == "5.93, 9.91, 20.12, 7.39, 5.22"
 
 
-def test_default_delta_is_paper_convention():
-    assert default_delta(N) == pytest.approx(DELTA)
+def test_the_paper_delta_is_named_and_the_product_delta_is_far_below_one_over_n():
+    assert default_delta(N, "paper") == pytest.approx(DELTA) == N ** -1.1
+    for n in (1, 2, 5, 200, 1000, 10**6):
+        assert default_delta(n) == min(1e-5, 0.01 / n) <= 0.01 / n
+    assert default_delta(5) <= 1e-3      # a delta a reviewer accepts for a small federation
+    for bad, rule in ((0, "product"), (1, "paper"), (2.5, "product"), (5, "nonsense")):
+        with pytest.raises(ConfigError):
+            default_delta(bad, rule)
 
 
 @pytest.mark.parametrize("q,z,expected", PAPER_TABLE)

@@ -1,14 +1,17 @@
 """``python -m engine privacy``: epsilon of the subsampled Gaussian mechanism, or the calibrated z.
 
-``--delta`` defaults as in ``fbo``: 1 / N^1.1 for ``--agents N`` (the DP-FTS-DE
-paper's convention); without ``--agents`` there is no N to take it from, so
-``--delta`` is then required.
+``--delta`` defaults as in ``fbo``: the delta rule's for ``--agents N`` (the
+product's 1e-5, or 1 % of 1/N when smaller; ``--delta-rule paper``: the DP-FTS-DE
+paper's 1 / N^1.1); without ``--agents`` there is no N to take it from, so
+``--delta`` is then required. The accountant defaults to the product's (RDP), as
+everywhere else.
 """
 
 from __future__ import annotations
 
 from engine.limits import Cost, accountant_cost
-from engine.privacy import ACCOUNTANTS, SAMPLING, calibrate_z, default_delta, epsilon, epsilon_curve
+from engine.privacy import (ACCOUNTANTS, DEFAULT_ACCOUNTANT, DELTA_RULES, SAMPLING, calibrate_z, default_delta, epsilon,
+                            epsilon_curve)
 from engine.validation import ConfigError
 
 HELP = "Epsilon of T releases of the subsampled Gaussian mechanism, or the z that reaches a target epsilon."
@@ -20,24 +23,25 @@ def add_arguments(parser) -> None:
     parser.add_argument("--z", type=float, help="noise multiplier (omit when giving --target-epsilon)")
     parser.add_argument("--steps", type=int, required=True, help="number of releases T")
     parser.add_argument("--delta", type=float,
-                        help="delta of the guarantee (default with --agents N: 1 / N^1.1, as fbo; else required)")
-    parser.add_argument("--accountant", choices=ACCOUNTANTS, default="rdp")
+                        help="delta of the guarantee (default with --agents N: its delta rule's, as fbo; else needed)")
+    parser.add_argument("--delta-rule", choices=DELTA_RULES, default="product",
+                        help="the default delta for --agents N: product (1e-5, or 1%% of 1/N when smaller) or paper "
+                             "(the DP-FTS-DE paper's 1 / N^1.1)")
+    parser.add_argument("--accountant", choices=ACCOUNTANTS, default=DEFAULT_ACCOUNTANT)
     parser.add_argument("--sampling", choices=SAMPLING, default="poisson")
     parser.add_argument("--agents", type=int,
-                        help="number of agents N (sets the default delta 1 / N^1.1; needed for fixed-size sampling)")
+                        help="number of agents N (sets the default delta; needed for fixed-size sampling)")
     parser.add_argument("--target-epsilon", type=float, help="calibrate z to reach this epsilon")
     parser.add_argument("--curve", action="store_true", help="also print epsilon after every step")
 
 
 def delta_of(args) -> float:
-    """``--delta``, else fbo's default 1 / N^1.1 for ``--agents N``."""
+    """``--delta``, else the delta rule's for ``--agents N`` (as fbo)."""
     if args.delta is not None:
         return args.delta
     if args.agents is None:
-        raise ConfigError("Give --delta, or --agents N for the default delta = 1 / N^1.1 (as fbo uses).", "delta")
-    if args.agents < 1:
-        raise ConfigError(f"--agents must be at least 1, got {args.agents}.", "agents")
-    return default_delta(args.agents)
+        raise ConfigError("Give --delta, or --agents N for the default delta of N agents (as fbo uses).", "delta")
+    return default_delta(args.agents, args.delta_rule)
 
 
 def cost(args):

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from engine.fbo.schedules import PT_SCHEDULES
 from engine.objectives.registry import DATASETS, check_split
-from engine.privacy import ACCOUNTANTS, SAMPLING, supports
+from engine.privacy import ACCOUNTANTS, DEFAULT_ACCOUNTANT, DELTA_RULES, SAMPLING, supports
 from engine.privacy.accountants import Q_MIN, Z_MAX, Z_MIN
 from engine.settings import SEED_MAX, from_dict, setting, validate
 from engine.validation import ConfigError, check_range
@@ -129,9 +129,15 @@ class FboConfig:
     runs: int = setting(5, low=1, noun="number of runs", link=(1, 1000), label="runs",
                         help="independent runs simulated together")
     seed: int = setting(0, low=0, high=SEED_MAX, link=(0, SEED_MAX), label="seed")
-    accountant: str = setting("ma", choices=ACCOUNTANTS, label="accountant")
+    accountant: str = setting(DEFAULT_ACCOUNTANT, choices=ACCOUNTANTS, label="accountant",
+                              help="how epsilon is computed: rdp (dp_accounting's RDP, the product's default), ma "
+                                   "(the moments accountant the DP-FTS-DE paper used) or pld")
     delta: float | None = setting(None, kind=float, low=0, high=1, low_open=True, high_open=True,
-                                  link=(1e-300, 1 - 1e-9), label="δ", help="default 1 / N^1.1")
+                                  link=(1e-300, 1 - 1e-9), label="δ",
+                                  help="delta of the guarantee (default: the delta rule's for the run's N)")
+    delta_rule: str = setting("product", choices=DELTA_RULES, noun="delta rule", label="δ rule",
+                              help="the default delta when none is given: product (1e-5, or 1 % of 1/N when "
+                                   "smaller) or paper (the DP-FTS-DE paper's 1 / N^1.1)")
     budget: float | None = setting(None, kind=float, low=0, low_open=True, noun="privacy budget epsilon*",
                                    link=(1e-6, 1e6), label="privacy budget ε*", help="privacy budget epsilon*")
     # With a budget: choose z so the run ends exactly at the budget.

@@ -29,7 +29,7 @@ from engine.objectives.own import OwnObjective
 from engine.objectives.registry import default_agents, make_task
 from engine.objectives.store import table_path
 from engine.paths import data_dir
-from engine.privacy import calibrate_z, default_delta, epsilon, epsilon_curve
+from engine.privacy import calibrate_z, default_delta, delta_weakness, epsilon, epsilon_curve
 from engine.privacy.accountants import budget_releases
 from engine.validation import ConfigError
 
@@ -46,7 +46,7 @@ class RunPlan:
     n_subregions : int
         P used (1 unless the algorithm explores distributedly).
     delta, z : float
-        The delta of the guarantee (1 / N^1.1 unless given) and the noise
+        The delta of the guarantee (the config's delta rule unless given) and the noise
         multiplier used (calibrated with ``calibrate_z``).
     epsilon_curve : numpy.ndarray or None
         Epsilon after 1..T releases (read-only); None without DP.
@@ -84,12 +84,8 @@ class RunPlan:
 
     @property
     def delta_warning(self) -> str | None:
-        """One sentence when delta exceeds 1/N (a guarantee that allows one agent's data out), else None."""
-        if not self.config.is_private or self.delta <= 1.0 / self.n_agents:
-            return None
-        return (f"delta = {self.delta:.3g} is more than 1/N = {1.0 / self.n_agents:.3g}: a guarantee that weak "
-                f"allows releasing one agent's data outright; choose a delta well below 1/N "
-                f"(the default is 1/N^1.1 = {default_delta(self.n_agents):.3g}).")
+        """One sentence when delta is not far below 1/N (a guarantee that weak can let one agent's data out)."""
+        return delta_weakness(self.delta, self.n_agents) if self.config.is_private else None
 
 
 def resolve_agents(config: FboConfig, objective: Objective | None = None) -> int:
@@ -140,7 +136,7 @@ def make_plan(config: FboConfig, objective: Objective | None = None) -> RunPlan:
     """
     N = resolve_agents(config, objective)
     T = config.iterations
-    delta = float(config.delta) if config.delta is not None else default_delta(N)
+    delta = float(config.delta) if config.delta is not None else default_delta(N, config.delta_rule)
     z = float(config.z)
     curve, budget_reached_at = None, None
     if config.is_private:

@@ -18,6 +18,7 @@ from typing import Any, Iterable, Mapping
 
 from engine.fbo.config import ALGORITHMS, FboConfig
 from engine.fbo.presets import PRESETS
+from engine.privacy import DEFAULT_ACCOUNTANT
 from engine.validation import ConfigError, parse_values
 
 ALGORITHM_SHORT = {"ts": "TS", "fts": "FTS", "fts-de": "FTS-DE", "dp-fts": "DP-FTS", "dp-fts-de": "DP-FTS-DE",
@@ -40,7 +41,8 @@ PRESET_RUNS = 3   # presets compare 4-5 lines: 3 runs each keep them quick
 COMPARISON_DEFAULTS: dict[str, Any] = {
     "algorithms": ["ts", "dp-fts-de"], "vary": "none", "values": "", "dataset": "synthetic", "agents": 50,
     "iterations": 30, "runs": 3, "seed": 0, "features": 50, "q": 0.25, "z": 1.0, "S": 11.0, "P": 2,
-    "sampling": "poisson", "accountant": "ma", "delta": None, "budget_mode": "none", "budget": 8.0,
+    "sampling": "poisson", "accountant": DEFAULT_ACCOUNTANT, "delta": None, "delta_rule": "product",
+    "budget_mode": "none", "budget": 8.0,
     "pt_schedule": "sqrt", "pt_constant": 0.5, "weights": "adaptive", "weight_a": 15.0, "weight_schedule": "synthetic",
     "local_exploration": True, "n_init": 10, "fts_variant": "target", "alpha": None, "objective_seed": 0,
     "domain": "table", "lengthscale": None, "noise_var": None, "other_observations": None, "dissimilarity": None,

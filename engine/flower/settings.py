@@ -1,7 +1,7 @@
 """The explorer's settings as a Flower run config, and back (no Flower needed).
 
 A Flower run config holds ints, floats, strings and booleans, no None: a
-setting left at None (e.g. delta = 1 / N^1.1) is resolved before export or
+setting left at None (e.g. delta, from the configuration's delta rule) is resolved before export or
 left out. The names are the fields of :class:`engine.fbo.FboConfig` and
 :class:`engine.hype.HypeConfig`, so ``--run-config "q=0.5"`` on ``flwr run``
 changes the same q as the explorer's control.
@@ -15,22 +15,13 @@ from engine.fbo.config import FboConfig
 from engine.hype.config import HypeConfig
 from engine.flower.agent import agent_settings
 from engine.flower.run_config import FBO_APP, FBO_SETTINGS, HYPE_APP, HYPE_SETTINGS, SETTINGS, TOOLS, run_settings
+from engine.privacy import default_delta, delta_weakness
 from engine.validation import ConfigError
 
-__all__ = ["CONFIGS", "SETTINGS", "SMALL_DELTA", "SMALL_FEDERATION", "TOOLS", "agent_settings", "check_delta",
+__all__ = ["CONFIGS", "SETTINGS", "TOOLS", "agent_settings", "check_delta",
            "delta_note", "fbo_config", "hype_config", "run_config", "run_settings"]
 
 CONFIGS = {"fbo": FboConfig, "hype": HypeConfig}
-# Below SMALL_FEDERATION agents the paper's delta = 1/N^1.1 is 1.3 % or more; an exported app then uses SMALL_DELTA.
-SMALL_FEDERATION = 50
-SMALL_DELTA = 1e-5
-
-
-def small_federation_delta(n_agents: int) -> str:
-    """The one sentence that explains the delta an app of ``n_agents`` < SMALL_FEDERATION agents is exported with."""
-    return (f"With {n_agents} agents the paper's delta = 1/N^1.1 = {n_agents ** -1.1:.3g} would allow a "
-            f"{n_agents ** -1.1:.1%} chance of releasing an agent's data outright, so below {SMALL_FEDERATION} agents "
-            f"the export sets delta = {SMALL_DELTA:g}, far below 1/N, unless you give --delta.")
 
 
 def check_delta(delta: float, n_agents: int, what: str = "agents") -> None:
@@ -64,16 +55,14 @@ def fbo_run_config(config: FboConfig) -> dict:
                           "dataset")
     from engine.fbo.plan import resolve_agents       # loaded by the export only
     from engine.objectives import synthetic
-    from engine.privacy import default_delta
 
     config = config.replace(runs=1, domain="continuous")
     n_agents = resolve_agents(config)
     out = {name: getattr(config, name) for name in FBO_SETTINGS}
     out["agents"] = n_agents
     if config.is_private:
-        delta = config.delta
-        if delta is None:
-            delta = SMALL_DELTA if n_agents < SMALL_FEDERATION else default_delta(n_agents)
+        # The delta the team saw on the page or in the API for this N: the one delta rule (engine.privacy).
+        delta = config.delta if config.delta is not None else default_delta(n_agents, config.delta_rule)
         check_delta(delta, n_agents)
         out["delta"] = delta
     out["lengthscale"] = float(config.lengthscale or synthetic.LENGTHSCALE)
@@ -104,11 +93,15 @@ def delta_note(tool: str, config, settings: dict) -> str:
     if "delta" not in settings:
         return "No differential privacy: this algorithm releases without noise, so there is no delta."
     n = settings["agents"]
+    delta = settings["delta"]
     if config.delta is not None:
-        return f"delta = {settings['delta']:.3g} as given, below 1/N = {1 / n:.3g} for {n} agents."
-    if n < SMALL_FEDERATION:
-        return small_federation_delta(n)
-    return f"delta = 1/N^1.1 = {settings['delta']:.3g} for {n} agents (the DP-FTS-DE paper's convention)."
+        source = "as given"
+    elif config.delta_rule == "paper":
+        source = "the DP-FTS-DE paper's 1/N^1.1, as on the page that reproduces it"
+    else:
+        source = "the product's rule: 1e-5, or 1 % of 1/N when smaller"
+    weak = delta_weakness(delta, n)
+    return f"delta = {delta:.3g} for {n} agents ({source})." + (f" Warning: {weak}" if weak else "")
 
 
 def run_config(tool: str, config) -> dict:

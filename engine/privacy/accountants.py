@@ -33,6 +33,11 @@ from engine.cancel import checkpoint
 from engine.validation import ConfigError, check_choice, check_int, check_positive, check_probability_open, check_range
 
 ACCOUNTANTS = ("ma", "rdp", "pld")
+# The product's accountant everywhere a run is planned or a question answered (API, command line, pages, the
+# Flower export): dp_accounting's RDP accountant with its tight conversion. The moments accountant ("ma") is
+# the DP-FTS-DE paper's; the paper presets and reproductions name it.
+DEFAULT_ACCOUNTANT = "rdp"
+
 SAMPLING = ("poisson", "fixed")
 # Under replace-one neighbours one agent changes the sum by c - c', up to twice its norm bound.
 REPLACE_ONE_SENSITIVITY = 2.0
@@ -135,11 +140,6 @@ def rdp_to_epsilon(accountant: RdpAccountant, rdp, delta: float) -> float:
     """
     convert = moments_epsilon if isinstance(accountant, MomentsAccountant) else compute_epsilon
     return float(convert(accountant.orders, rdp, delta)[0])
-
-
-def default_delta(n_agents: int) -> float:
-    """delta = 1 / N^1.1, the convention of the DP-FTS-DE paper (after DP-FedAvg)."""
-    return float(n_agents) ** -1.1
 
 
 def supports(accountant: str, sampling: str) -> bool:

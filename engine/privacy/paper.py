@@ -1,7 +1,7 @@
 """The privacy losses the DP-FTS-DE paper prints, to set beside the accountants' own.
 
 Fig. 2c and 2d of the paper (synthetic functions, App. B.1): N = 200 agents,
-delta = 200^-1.1 (:func:`engine.privacy.default_delta`), T = 40 releases,
+delta = 200^-1.1 (:func:`engine.privacy.paper_delta`), T = 40 releases,
 the moments accountant. Every page, command and help text that quotes these
 numbers reads them from :data:`FIG2_EPSILON`.
 """
@@ -77,9 +77,10 @@ def fig11_row(q: float = 0.35, z: float = 1.0, n_agents: int = FIG11_AGENTS, ste
     """
     import dp_accounting as dpa
 
-    from engine.privacy.accountants import default_delta, epsilon, fixed_sample_size
+    from engine.privacy.accountants import epsilon, fixed_sample_size
+    from engine.privacy.delta import default_delta
 
-    delta = default_delta(n_agents)
+    delta = default_delta(n_agents, "paper")
     event = dpa.SelfComposedDpEvent(dpa.SampledWithoutReplacementDpEvent(
         n_agents, fixed_sample_size(q, n_agents), dpa.GaussianDpEvent(z)), steps)
     accountant = dpa.rdp.RdpAccountant(neighboring_relation=dpa.NeighboringRelation.REPLACE_ONE)

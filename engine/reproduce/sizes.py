@@ -30,7 +30,7 @@ def size_verdict(claim, result, config=None) -> tuple[bool, str, dict]:
 
     reference_config = config.replace(**dict(claim.reference))
     agents = resolve_agents(reference_config)
-    delta = reference_config.delta or default_delta(agents)
+    delta = reference_config.delta or default_delta(agents, reference_config.delta_rule)
     reference = epsilon(reference_config.q, reference_config.z, reference_config.iterations, delta,
                         reference_config.accountant, sampling=reference_config.sampling, n_agents=agents)
     ours = float(result.epsilon)

@@ -37,7 +37,7 @@ from engine.fbo.variants import (
 from engine.limits import HostLimits, format_seconds
 from engine.objectives import DATASETS, dataset_label
 from engine.objectives.registry import default_agents
-from engine.privacy import ACCOUNTANT_LABELS, ACCOUNTANTS, SAMPLING
+from engine.privacy import ACCOUNTANT_LABELS, ACCOUNTANTS, DELTA_RULE_LABELS, DELTA_RULES, SAMPLING
 from ui.kit.errors import ErrorSlots
 from ui.kit.run_loop import LiveRun
 from ui.kit.state import (
@@ -195,7 +195,7 @@ def sidebar(slots: ErrorSlots) -> None:
                         help="This task has its own agents: one per landmine field.")
     else:
         c1.number_input("agents N", key=_key("agents"), step=10,
-                        help="More agents: more information to share and a smaller δ = 1/N^1.1, but a slower run.")
+                        help="More agents: more information to share, but a slower run.")
     c2.number_input("iterations T", key=_key("iterations"), step=5,
                     help="BO iterations after the initial points; each one is a server release, so privacy loss "
                          "grows with T.")
@@ -220,13 +220,16 @@ def sidebar(slots: ErrorSlots) -> None:
                     help="The ε you are willing to spend in total; single digits are the usual guideline.")
     slots.under("budget")
     st.selectbox("accountant", ACCOUNTANTS, key=_key("accountant"), format_func=ACCOUNTANT_LABELS.get,
-                 help="How ε is computed; the mechanism is the same. The paper used the moments accountant; "
-                      "RDP and PLD report smaller ε.")
+                 help="How ε is computed; the mechanism is the same. RDP is the product's default; the paper "
+                      "used the moments accountant (larger ε for the same run); PLD is the tightest.")
     slots.under("accountant")
-    st.number_input("δ", key=_key("delta"), format="%.2e", step=1e-4, placeholder="empty: 1/N^1.1 (paper)",
-                    help="Failure probability of the ε guarantee; empty means the paper's 1/N^1.1. Smaller δ: "
+    st.selectbox("δ rule", DELTA_RULES, key=_key("delta_rule"), format_func=DELTA_RULE_LABELS.get,
+                 help="The δ used when the box below is empty. The product's rule keeps δ far below 1/N; the "
+                      "paper's 1/N^1.1 is close to 1/N (0.17 for 5 agents) and is used by the paper presets.")
+    st.number_input("δ", key=_key("delta"), format="%.2e", step=1e-4, placeholder="empty: the δ rule's",
+                    help="Failure probability of the ε guarantee; empty means the δ rule's value for N. Smaller δ: "
                          "larger ε.")
-    slots.under("delta")
+    slots.under("delta_rule", "delta")
 
     st.subheader("Server mechanism")
     c1, c2 = st.columns(2)

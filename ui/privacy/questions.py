@@ -81,7 +81,7 @@ def solve_live(setting: dict, solve: str, target: float, chosen: list[str], erro
 
 
 def _fig2_rows() -> list[dict]:
-    paper_delta = default_delta(200)
+    paper_delta = default_delta(200, "paper")
     return [dict({"q": row["q"], "z": row["z"], "paper (moments accountant)": row["paper"]},
                  **{f"ours: {ACCOUNTANT_LABELS[acc]}": cached_epsilon(row["q"], row["z"], 40, paper_delta, acc)
                     for acc in ACCOUNTANTS}) for row in PAPER_FIG2]
