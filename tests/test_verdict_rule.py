@@ -34,16 +34,28 @@ def test_decisive_both_ways_is_inconsistent():
 
 
 def test_decisive_in_discovery_only_is_not_significant_and_says_not_replicated():
-    [claim] = decide([_claim(5.0, replication=(1.5, 1.0))])     # replication z = 1.5 < 1.96
+    [claim] = decide([_claim(5.0, replication=(1.5, 1.0))])     # replication z = 1.5 < 1.645, one-sided
     assert claim["verdict"] == "not significant" and claim["why"].startswith("not replicated")
+    # It leaned the paper's way in both seed sets: the reading says so.
+    assert claim["reading"] == "leans the paper's way"
 
 
-def test_an_underpowered_claim_is_not_significant_and_says_what_it_could_detect():
+def test_the_replication_is_one_sided_in_the_discoverys_direction():
+    # z = 1.8 in replication: not two-sided significant (1.96), one-sided it is (1.645).
+    held, back = decide([_claim(5.0, replication=(1.8, 1.0)), _claim(-5.0, replication=(1.8, 1.0))])
+    assert held["verdict"] == "holds" and held["why"] == "replicated"
+    # The other way at 1.8 is neither a confirmation nor (two-sided) a contradiction.
+    assert back["verdict"] == "not significant" and back["why"].startswith("not replicated")
+
+
+def test_an_underpowered_claim_is_not_significant_and_says_what_the_whole_rule_could_detect():
     # A real effect of 1.0 measured with s.e. 1.0: z = 1 in discovery, so it is never replicated.
-    [claim] = decide([_claim(1.0, stderr=1.0, replication=(1.0, 1.0))])
-    assert claim["verdict"] == "not significant"
-    assert claim["discovery"]["detectable"] == pytest.approx(DETECTABLE * 1.0) and DETECTABLE > 2.8
-    assert claim["why"].startswith("not decisive in discovery")
+    [claim] = decide([_claim(0.5, stderr=1.0, replication=(0.0, 1.0))])
+    assert claim["verdict"] == "not significant" and claim["why"].startswith("not decisive in discovery")
+    assert claim["reading"] == "underpowered"
+    # The whole rule (discovery at the BH cut-off, then a one-sided replication) needs more than one test does.
+    assert claim["power"]["single_test"] == pytest.approx(DETECTABLE * 1.0) and DETECTABLE > 2.8
+    assert claim["discovery"]["detectable"] > claim["power"]["single_test"]
 
 
 def test_without_a_replication_a_decisive_claim_keeps_its_discovery_verdict_and_says_so():

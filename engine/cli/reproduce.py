@@ -25,7 +25,7 @@ from engine.reproduce.dp_fts_de import (CORE_PARTS, LANDMINE_RUNS, SYNTHETIC_PAR
                                        part_runs)
 from engine.reproduce.claims import decide_payload
 from engine.reproduce.replication import replicate, replication_seed, reusable
-from engine.reproduce.report import Setting, block_seeds, deciding_comparison, setting_config
+from engine.reproduce.report import Setting, block_plan, block_seeds, deciding_comparison, setting_config
 from engine.reproduce.ablations import (ABLATIONS, NAMES as ABLATION_NAMES, OWN_CODE as ABLATION_OWN_CODE,
                                         ablation_lines, ablation_settings, block_cost, switched_config,
                                         run_ablations)
@@ -159,7 +159,7 @@ def _request(args) -> tuple[dict[str, tuple[str, ...]], int | None]:
         check_int("synthetic runs", args.synthetic_runs, 2, 10_000)
     if args.repetitions is not None:
         check_int("repetitions", args.repetitions, 2, 1_000_000)
-    check_int("functions", args.functions, 1, 100)
+    check_int("functions", args.functions, 2, 1000)
     if args.workers is not None and args.workers < 1:
         raise ConfigError(f"--workers must be at least 1, got {args.workers}.", "workers")
     from_args(args)         # --scheduler without --executor dask, a malformed address: one sentence, before pricing
@@ -179,16 +179,15 @@ def _fbo_cells(args, paper: str, parts) -> tuple[list[Cost], list[Cost]]:
     for name in parts:
         part = specs[name]
         if paper == "fts":
-            runs = _runs(args, paper)
+            # The fts synthetic part: one block per GP function drawn (its initialisations).
+            runs = args.functions * fts.INITIALISATIONS if name == "synthetic" else _runs(args, paper)
         else:
             runs = part_runs(name, _runs(args, paper), args.synthetic_runs)
-        # The fts synthetic part runs its blocks once per GP function.
-        repeats = args.functions if paper == "fts" and name == "synthetic" else 1
         # The run-time part steps single runs of the rivals by hand: priced as FTS runs of its base.
         settings = part.settings or (Setting("fts", "FTS", dict(algorithm="fts")),)
-        for block_seed, size in block_seeds(args.seed, runs) * repeats:
+        for block_seed, size, objective in block_plan(args.seed, runs, part.draws, part.per_draw):
             for setting in settings:
-                config = setting_config(part.base, setting, block_seed, size)
+                config = setting_config(part.base, setting, block_seed, size, objective)
                 key = block_key(config)
                 if key in seen and paper == "dp-fts-de":    # a block two parts share is made once
                     continue

@@ -91,10 +91,13 @@ def replicate(paper: str, payload: dict, seed: int, *, jobs=None, progress=None)
         from engine.reproduce import fts
 
         specs = {name: restrict(fts.PART_SPECS[name], claims) for name, claims in wanted.items()}
-        # Initialisations per setting (the synthetic part's runs are functions x initialisations).
+        # Initialisations per landmine target; the synthetic part's runs are functions x initialisations, and the
+        # replication draws new functions (its seed set's).
         others = [r for name, r in runs.items() if name != "synthetic"]
-        per = min(others) if others else max(2, runs["synthetic"] // fts.FUNCTIONS)
-        results = fts.reproduce(tuple(wanted), runs=per, seed=again_seed, jobs=jobs, progress=progress, specs=specs)
+        per = min(others) if others else fts.RUNS
+        functions = max(2, runs.get("synthetic", fts.FUNCTIONS * fts.INITIALISATIONS) // fts.INITIALISATIONS)
+        results = fts.reproduce(tuple(wanted), runs=per, functions=functions, seed=again_seed, jobs=jobs,
+                                progress=progress, specs=specs)
         again = {"parts": {name: result.to_json() for name, result in results.items()}}
     elif paper == "dp-hype":
         from engine.reproduce import dp_hype
