@@ -63,3 +63,21 @@ def margin_problem(margin: float, paper_differences, stderr: float | None) -> st
     if stderr is not None and margin < stderr:
         return f"the margin {margin:.4g} is below the runs' standard error ({stderr:.4g}): the claim can never hold"
     return None
+
+
+SAMENESS_KEYS = ("equivalence_margin", "equivalence_relative", "untested", "margin_source", "margin_recorded",
+                 "paper_differences")
+
+
+def remargin(claims) -> list:
+    """Stored claims of sameness (their numbers carry a margin or say untested) given the registered margin or
+    none, as a run under this registry would: what a stored discovery needs before it is judged again."""
+    from engine.reproduce.report import margin_numbers
+
+    for claim in claims:
+        numbers = claim["numbers"]
+        if any(key in numbers for key in SAMENESS_KEYS):
+            for key in SAMENESS_KEYS:
+                numbers.pop(key, None)
+            numbers.update(margin_numbers(claim["claim"]))
+    return claims

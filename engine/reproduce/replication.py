@@ -112,12 +112,22 @@ def replicate(paper: str, payload: dict, seed: int, *, jobs=None, progress=None)
     return attach(payload, again, again_seed)
 
 
+def same_design(stored: dict, part) -> bool:
+    """Whether a stored part was made under the part's design: a part that draws its objective per run must have
+    stored its draws (``objective_draws`` per setting); one made on a fixed draw (the design before) is not."""
+    if getattr(part, "draws", "fixed") == "fixed":
+        return True
+    return all("objective_draws" in s for s in stored.get("settings", [])) and bool(stored.get("settings"))
+
+
 def reusable(paper: str, parts) -> dict:
     """{part: its stored discovery (seed 0)} of the ``parts`` whose stored claims the engine still makes, for
     ``reproduce --reuse-stored``: DP-FTS-DE's and FTS's parts whose claim sentences are the engine's, and
     DP-HYPE's data part with its claims made again from its stored cells (per-run numbers). PO-GP-UCB runs
     in about a minute and always runs."""
     import copy
+
+    from engine.reproduce.margins import remargin
 
     out = {}
     if paper in ("dp-fts-de", "fts"):
@@ -133,8 +143,10 @@ def reusable(paper: str, parts) -> dict:
             stored = (stored_payload("dp-fts-de") or {}).get("parts", {})
         for name in parts:
             part = stored.get(name)
-            if part and [c["claim"] for c in part["claims"]] == [c.text for c in specs[name].claims]:
+            if part and [c["claim"] for c in part["claims"]] == [c.text for c in specs[name].claims] \
+                    and same_design(part, specs[name]):
                 out[name] = copy.deepcopy(part)
+                remargin(out[name]["claims"])
     elif paper == "dp-hype" and "data" in parts:
         from engine.reproduce.dp_hype import data_from_cells
         from engine.reproduce.stored_papers import stored_payload
