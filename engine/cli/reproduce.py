@@ -25,7 +25,7 @@ from engine.reproduce.dp_fts_de import (CORE_PARTS, LANDMINE_RUNS, SYNTHETIC_PAR
                                        part_runs)
 from engine.reproduce.claims import decide_payload
 from engine.reproduce.replication import replicate, replication_seed, reusable
-from engine.reproduce.report import Setting, block_plan, block_seeds, deciding_comparison, setting_config
+from engine.reproduce.report import Setting, block_plan, deciding_comparison, setting_config
 from engine.reproduce.ablations import (ABLATIONS, NAMES as ABLATION_NAMES, OWN_CODE as ABLATION_OWN_CODE,
                                         ablation_lines, ablation_settings, block_cost, switched_config,
                                         run_ablations)
@@ -211,8 +211,10 @@ def _ablation_cells(args, names) -> tuple[list[Cost], list[Cost]]:
         keys = {key for _, key in ablation_settings((name,))}
         settings = [s for s in part.settings if s.key in keys]
         for side in (None, spec["switch"]):
-            for block_seed, size in block_seeds(args.seed, _runs(args, "ablations")):
-                cells += [block_cost(setting_config(base, setting, block_seed, size), side) for setting in settings]
+            for block_seed, size, objective in block_plan(args.seed, _runs(args, "ablations"), part.draws,
+                                                          part.per_draw):
+                cells += [block_cost(setting_config(base, setting, block_seed, size, objective), side)
+                          for setting in settings]
             config = switched_config(setting_config(base, settings[0], args.seed, 1), side)
             shared.append(objective_cost(config.dataset, resolve_agents(config), alpha=config.alpha,
                                          domain=config.domain, table_ready=objective_ready(config)))
@@ -277,7 +279,8 @@ def _replicated(args, paper: str, payload: dict, workers) -> dict:
 def _fbo_paper(args, paper: str, parts, workers) -> dict:
     started = time.perf_counter()
     if paper == "ablations":
-        payload = run_ablations(parts, runs=_runs(args, paper), seed=args.seed, jobs=workers)
+        payload = run_ablations(parts, runs=_runs(args, paper), seed=args.seed, jobs=workers,
+                                replicate=not args.no_replication)
         payload.update(paper="ablations", seed=args.seed, seconds=round(time.perf_counter() - started, 1))
         if not args.quiet:
             print("\n".join(ablation_lines(payload)), file=sys.stderr, flush=True)
