@@ -7,7 +7,7 @@ margin from the registry (engine.reproduce.margins), the data kinds of the ident
 losses, DP-HYPE's formulas), the verdicts of each paper's claims decided together (engine.reproduce.claims:
 BH, one-sided replication, readings, power), the ablation family (engine.reproduce.ablation_rule), and
 ``tallies.json`` (engine.reproduce.tallies). ``--split FILE``: a ``reproduce dp-fts-de`` output to store first,
-one file per part, as the command printed it.
+one file per part, as the command printed it. ``--docs``: remake docs/paper-comparisons.md's generated blocks.
 """
 
 from __future__ import annotations
@@ -92,11 +92,21 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--folder", default="data/reproduction")
     parser.add_argument("--split", default=None)
+    parser.add_argument("--docs", action="store_true", help="remake docs/paper-comparisons.md's generated blocks")
     args = parser.parse_args(argv)
     folder = Path(args.folder)
     if args.split:
         print("stored:", ", ".join(split(Path(args.split), folder)))
     print(json.dumps(rejudge(folder)))
+    if args.docs:
+        from engine.reproduce import sentences
+        from engine.reproduce.ablation_tables import forget
+        from engine.reproduce.docs_blocks import fill
+
+        sentences.clear()
+        forget()
+        doc = Path("docs/paper-comparisons.md")
+        doc.write_text(fill(doc.read_text(), None if args.folder == "data/reproduction" else folder))
     return 0
 
 

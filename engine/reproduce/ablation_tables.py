@@ -23,6 +23,11 @@ def stored_ablations(folder=None) -> dict | None:
     return _read_stored(Path(folder or STORED_DIR) / ABLATIONS_FILE)
 
 
+def forget() -> None:
+    """Forget the stored tables read so far (after the file was rewritten)."""
+    _read_stored.cache_clear()
+
+
 @lru_cache(maxsize=2)
 def _read_stored(path) -> dict | None:
     import json
