@@ -169,8 +169,8 @@ def power_of(claim: dict, cutoff: float, family: int = 1) -> dict:
     """A claim's power under the whole rule (BH cut-off ``cutoff`` of its family, replication one-sided):
     ``detectable`` (the difference it holds at with 80 % chance; None for an equivalence claim), ``at_zero``
     (an equivalence claim: P(holds) when the settings are truly alike), ``at_paper`` (P(holds) at the paper's
-    effect, when the claim's numbers carry one: ``paper_effect``), ``single_test`` (what one uncorrected test
-    at 80 % detects, the old figure) and the cut-off used."""
+    effect, engine.reproduce.effects, with ``paper_effect`` and its source), ``single_test`` (what one
+    uncorrected test at 80 % detects, the old figure) and the cut-off used."""
     from engine.reproduce.claims import deciding, detectable, units_of
 
     n = claim["numbers"]
@@ -188,9 +188,12 @@ def power_of(claim: dict, cutoff: float, family: int = 1) -> dict:
                                             margin=margin))
     else:
         out["detectable"] = rule_detectable(se, units, cutoff, rep_se=rep_se, rep_units=rep_units, comparisons=m)
-    effect = n.get("paper_effect")
-    if effect is not None:
-        out["at_paper"] = _finite(rule_power(float(effect), se, units, cutoff, rep_se=rep_se, rep_units=rep_units,
+    from engine.reproduce.effects import effect_of
+
+    found = effect_of(claim)
+    if found is not None:
+        out["paper_effect"], out["paper_effect_source"] = found
+        out["at_paper"] = _finite(rule_power(found[0], se, units, cutoff, rep_se=rep_se, rep_units=rep_units,
                                              margin=margin, comparisons=m))
     return out
 

@@ -113,9 +113,10 @@ def replicate(paper: str, payload: dict, seed: int, *, jobs=None, progress=None)
 
 
 def same_design(stored: dict, part) -> bool:
-    """Whether a stored part was made under the part's design: a part that draws its objective per run must have
-    stored its draws (``objective_draws`` per setting); one made on a fixed draw (the design before) is not."""
-    if getattr(part, "draws", "fixed") == "fixed":
+    """Whether a stored (seed-0) part was made under the part's design: a part that draws its objective per run must
+    have stored its draws (``objective_draws`` per setting); one made on a fixed draw (the design before) is not. A
+    part with one draw per seed set (a stand-in instance) draws seed 0's instance at seed 0, as before."""
+    if getattr(part, "draws", "fixed") in ("fixed", "seed-set"):
         return True
     return all("objective_draws" in s for s in stored.get("settings", [])) and bool(stored.get("settings"))
 
