@@ -137,3 +137,26 @@ def test_the_server_keeps_the_papers_global_phi_max_and_the_authors_is_a_switch(
     assert wider.clipped.sum() < plain.clipped.sum() and np.array_equal(wider.noise, plain.noise)
     with pytest.raises(Exception, match="phi_max"):
         aggregate_batch(vectors, weights, rng=rng, phi_max="mine", **kwargs)
+
+
+def test_a_reused_part_of_unchanged_design_keeps_its_stored_replication():
+    from engine.reproduce.replication import attach, decisive
+
+    def claim(text, replicated):
+        c = {"claim": text, "source": "", "numbers": {"better": "a", "worse": "b", "difference": 5.0, "stderr": 1.0,
+                                                     "runs": 100}}
+        if replicated:
+            c["replication"] = {"difference": 4.0, "stderr": 1.0, "runs": 100}
+        return c
+
+    payload = {"parts": {"landmine": {"claims": [claim("kept", True), claim("new", False)]},
+                         "synthetic": {"claims": [claim("fresh", True)]}}}
+    decide([c for part in payload["parts"].values() for c in part["claims"]])
+    # The kept part's replicated claim is not run again; its newly decisive one and every other part's are.
+    assert decisive(payload, keep={"landmine"}) == {"landmine": {"new": ("a", "b")}, "synthetic": {"fresh": ("a", "b")}}
+    again = {"parts": {"landmine": {"claims": [claim("new", False)]}, "synthetic": {"claims": [claim("fresh", False)]}}}
+    attach(payload, again, 100_000, keep={"landmine"})
+    kept, new = payload["parts"]["landmine"]["claims"]
+    assert kept["replication"]["difference"] == 4.0 and kept["verdict"] == "holds"
+    assert new["replication"]["difference"] == 5.0 and new["replication"]["seed"] == 100_000
+    assert payload["parts"]["synthetic"]["claims"][0]["replication"]["difference"] == 5.0

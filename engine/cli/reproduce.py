@@ -264,13 +264,14 @@ def _stored(args, paper: str, parts) -> dict:
     return reusable(paper, parts)
 
 
-def _replicated(args, paper: str, payload: dict, workers) -> dict:
-    """``payload`` decided over the paper's claims, and (unless --no-replication) replicated."""
+def _replicated(args, paper: str, payload: dict, workers, keep=()) -> dict:
+    """``payload`` decided over the paper's claims, and (unless --no-replication) replicated; the reused stored
+    parts ``keep`` (one objective for every seed set: their design unchanged) keep their stored replication."""
     decide_payload(payload)
     if args.no_replication:
         return payload
     started = time.perf_counter()
-    replicate(paper, payload, args.seed, jobs=workers, progress=_progress(args.quiet))
+    replicate(paper, payload, args.seed, jobs=workers, progress=_progress(args.quiet), keep=keep)
     payload["replication"] = {"seed": replication_seed(args.seed),
                               "seconds": round(time.perf_counter() - started, 1)}
     return payload
@@ -300,7 +301,8 @@ def _fbo_paper(args, paper: str, parts, workers) -> dict:
                "parts": {name: stored.get(name) or made[name] for name in parts}, **extra}
     if stored:
         payload["reused"] = sorted(stored)
-    _replicated(args, paper, payload, workers)
+    specs = fts.PART_SPECS if paper == "fts" else PART_SPECS
+    _replicated(args, paper, payload, workers, keep={name for name in stored if specs[name].draws == "fixed"})
     payload["seconds"] = round(time.perf_counter() - started, 1)
     if not args.quiet:
         print("\n".join(summary_lines(payload)), file=sys.stderr, flush=True)

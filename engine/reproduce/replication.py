@@ -27,24 +27,29 @@ def replication_seed(seed: int) -> int:
     return int(seed) + REPLICATION_OFFSET
 
 
-def decisive(payload: dict) -> dict[str, dict[str, tuple]]:
+def decisive(payload: dict, keep=()) -> dict[str, dict[str, tuple]]:
     """{part: {claim text: (better, worse)}} of the claims decisive in discovery (the deciding comparison's
-    setting keys or labels)."""
+    setting keys or labels); in the parts ``keep``, only those without stored replication numbers."""
     out: dict[str, dict[str, tuple]] = {}
     for name, part in payload.get("parts", {}).items():
         for claim in part.get("claims", []):
+            if name in keep and claim.get("replication"):
+                continue
             if (claim.get("discovery") or {}).get("decisive"):
                 n = deciding(claim["numbers"])
                 out.setdefault(name, {})[claim["claim"]] = (n.get("better"), n.get("worse"))
     return out
 
 
-def attach(payload: dict, replication: dict, seed: int) -> dict:
+def attach(payload: dict, replication: dict, seed: int, keep=()) -> dict:
     """Write into ``payload``'s decisive claims the numbers of the same comparison in ``replication`` (an output
-    of the same paper at the replication seed), then decide the paper's claims again."""
+    of the same paper at the replication seed), then decide the paper's claims again. The parts ``keep`` keep
+    the replication numbers they have (a stored part whose design did not change)."""
     for name, part in payload.get("parts", {}).items():
         again = {c["claim"]: c for c in replication.get("parts", {}).get(name, {}).get("claims", [])}
         for claim in part.get("claims", []):
+            if name in keep and claim.get("replication") and claim["claim"] not in again:
+                continue
             claim.pop("replication", None)
             if not (claim.get("discovery") or {}).get("decisive") or claim["claim"] not in again:
                 continue
@@ -72,13 +77,15 @@ def restrict(part, wanted: dict[str, tuple]):
     return dataclasses.replace(part, settings=tuple(s for s in part.settings if s.key in keys), claims=tuple(claims))
 
 
-def replicate(paper: str, payload: dict, seed: int, *, jobs=None, progress=None) -> dict:
+def replicate(paper: str, payload: dict, seed: int, *, jobs=None, progress=None, keep=()) -> dict:
     """``payload`` (paper ``paper``'s output, decided) with every decisive claim replicated at
-    :func:`replication_seed` ``(seed)`` and the claims decided again."""
-    wanted = decisive(payload)
+    :func:`replication_seed` ``(seed)`` and the claims decided again. ``keep``: parts (reused from the stored
+    files, their design unchanged) whose stored replication numbers stand; only their decisive claims without
+    one are run again."""
+    wanted = decisive(payload, keep)
     again_seed = replication_seed(seed)
     if not wanted:
-        return decide_payload(payload)
+        return attach(payload, {"parts": {}}, again_seed, keep)
     runs = {name: int(part.get("runs", 2)) for name, part in payload["parts"].items()}
     if paper == "dp-fts-de":
         from engine.reproduce.dp_fts_de import PART_SPECS
@@ -109,7 +116,7 @@ def replicate(paper: str, payload: dict, seed: int, *, jobs=None, progress=None)
         module = paper_module(paper)
         names = tuple(name for name in wanted if name in module.PARTS)
         again = module.reproduce(names, runs=runs[names[0]], seed=again_seed, progress=progress) if names else {}
-    return attach(payload, again, again_seed)
+    return attach(payload, again, again_seed, keep)
 
 
 def same_design(stored: dict, part) -> bool:

@@ -62,7 +62,7 @@ def show_summary(rows: list[dict], tallies: dict | None = None) -> None:
     if not rows:
         return
     if tallies:
-        st.dataframe(kind_rows(tallies), hide_index=True)
+        st.table(kind_rows(tallies), hide_index=True)
     table = pd.DataFrame([{"paper": PAPER_TITLES.get(r["paper"], r["paper"]), "figure": r["figure"],
                            "data": data_label(r["kinds"]), "claims": r["claims"],
                            **{label: r[key] for label, key in TALLY}, "see": figure_link(r)} for r in rows])
