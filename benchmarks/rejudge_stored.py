@@ -22,8 +22,8 @@ from engine.reproduce.margins import remargin
 IDENTITY_PARTS = {"dp-fts-de": ("landmine-renyi",), "dp-hype": ("communication", "noise")}
 
 
-def _dump(path: Path, payload: dict) -> None:
-    path.write_text(json.dumps(payload) + "\n")
+def _dump(path: Path, payload: dict, indent: int | None = None) -> None:
+    path.write_text(json.dumps(payload, indent=indent) + "\n")
 
 
 def _identities(paper: str, parts: dict) -> None:
@@ -61,7 +61,7 @@ def rejudge(folder: Path) -> dict:
             _dump(path, payload)
     ablations = folder / "ablations.json"
     if ablations.is_file():
-        _dump(ablations, decide_ablations(json.loads(ablations.read_text())))
+        _dump(ablations, decide_ablations(json.loads(ablations.read_text())), indent=1)
     write_tallies(folder)
     return changed
 

@@ -12,7 +12,7 @@ import pytest
 from engine.fbo import FboConfig, run_fbo
 from engine.objectives import synthetic
 from engine.privacy import default_delta, epsilon
-from engine.reproduce import ablations
+from engine.reproduce import ablation_own, ablations
 from engine.reproduce.dp_fts_de import PART_SPECS
 from engine.reproduce.stored import STORED_DIR
 
@@ -47,20 +47,20 @@ def test_scale_one_is_the_engine_bit_for_bit_and_a_scale_multiplies_only_the_sen
 
 def test_neighbour_switch_changes_only_the_fixed_sample_relation():
     delta = default_delta(29, "paper")     # Fig. 11 at the paper's delta
-    ours = ablations.fixed_sample_epsilon(0.35, 1.0, 60, delta, 29)
+    ours = ablation_own.fixed_sample_epsilon(0.35, 1.0, 60, delta, 29)
     assert ours == epsilon(0.35, 1.0, 60, delta, "rdp", sampling="fixed", n_agents=29)
-    theirs = ablations.fixed_sample_epsilon(0.35, 1.0, 60, delta, 29, "add-remove")
+    theirs = ablation_own.fixed_sample_epsilon(0.35, 1.0, 60, delta, 29, "add-remove")
     assert theirs == epsilon(0.35, 1.0, 60, delta, "rdp", sampling="poisson")
     # The values Fig. 11's investigation quotes (engine.privacy.paper.FIG11_MAIN).
     assert round(ours, 2) == 160.59 and round(theirs, 2) == 13.50
     with pytest.raises(Exception, match="neighbouring relation"):
-        ablations.fixed_sample_epsilon(0.35, 1.0, 60, delta, 29, "swap")
+        ablation_own.fixed_sample_epsilon(0.35, 1.0, 60, delta, 29, "swap")
 
 
 def test_fig11_table_matches_the_stored_verdicts_on_our_side():
     from engine.reproduce.ablation_rule import decide_ablations
 
-    table = decide_ablations({"ablations": {"fig11-neighbours": ablations.fig11_ablation()}})["ablations"][
+    table = decide_ablations({"ablations": {"fig11-neighbours": ablation_own.fig11_ablation()}})["ablations"][
         "fig11-neighbours"]
     stored = json.loads((STORED_DIR / "dp-fts-de-landmine-renyi.json").read_text())["parts"]["landmine-renyi"]
     by_claim = {c["claim"]: c for c in stored["claims"]}

@@ -14,7 +14,7 @@ def fig11_ablation() -> dict:
     from engine.privacy import default_delta, epsilon
     from engine.reproduce.dp_fts_de_appendix import REAL_DP
 
-    from engine.reproduce.ablations import ABLATIONS
+    from engine.reproduce.ablation_specs import ABLATIONS
     from engine.reproduce.dp_fts_de import PART_SPECS
 
     spec = ABLATIONS["fig11-neighbours"]
@@ -42,7 +42,7 @@ EXTENTS = (3.75, 15.0)   # half and twice our side of PO-GP-UCB's synthetic grid
 def extent_ablation(runs: int = 50, seed: int = 0, replicate: bool = True) -> dict:
     """PO-GP-UCB Fig. 2a's orderings on our grid extent and on half and twice it (the paper's 50 runs at most), on
     the discovery seed set and (``replicate``) the replication seed set; judged by the ablation family's rule."""
-    from engine.reproduce.ablations import ABLATIONS
+    from engine.reproduce.ablation_specs import ABLATIONS
     from engine.reproduce.replication import replication_seed
 
     spec = ABLATIONS["pogpucb-extent"]

@@ -31,7 +31,7 @@ def _claim(name: str, row: dict, side: str) -> dict:
 
 def decide_ablations(payload: dict) -> dict:
     """``payload`` (``{"ablations": {name: table}}``) with every side of every row decided together."""
-    from engine.reproduce.ablations import conclusion_of
+    from engine.reproduce.ablation_specs import conclusion_of
     from engine.reproduce.claims import decide
 
     pairs = []

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from engine.reproduce.ablations import ABLATIONS
+from engine.reproduce.ablation_specs import ABLATIONS
 
 
 ABLATIONS_FILE = "ablations.json"
@@ -47,7 +47,7 @@ def rows_for(claims, stored: dict | None = None) -> list[dict]:
 def ablation_markdown(stored: dict) -> str:
     """docs/paper-comparisons.md's tables: per ablation, each claim's verdict with our deviation and without it,
     each side judged by the one rule over the ablation family (discovery numbers, then the replication's)."""
-    from engine.reproduce.sentences import numbers_text, verdict_text
+    from engine.reproduce.stats import numbers_text, verdict_text
 
     out = []
     for name, table in stored["ablations"].items():

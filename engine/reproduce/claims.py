@@ -36,6 +36,10 @@ import math
 
 import numpy as np
 
+from engine.reproduce.power import bh_cutoffs, power_of, reading_of
+from engine.reproduce.stats import (ALPHA, DETECTABLE, Z_POWER, Z_REPLICATION, benjamini_hochberg,  # noqa: F401
+                                    deciding, detectable, p_one_sided, p_two_sided, units_of)
+
 VERDICTS = ("holds", "not significant", "reversed", "inconsistent")
 # What a claim's data is (every stored claim says): the paper's own data, a labelled stand-in for it, data
 # generated the way the paper describes (synthetic functions, simulations), or a real data set the paper did not
@@ -43,34 +47,13 @@ VERDICTS = ("holds", "not significant", "reversed", "inconsistent")
 # "identity": an exact computation that uses no data (a privacy accountant's loss, a formula); counted apart from
 # every data kind, never as the paper's data.
 DATA_KINDS = ("paper", "stand-in", "generated", "other", "identity")
-ALPHA = 0.05                      # the false discovery rate per paper, and the replication's one-sided level
-Z_REPLICATION = 1.959964          # two-sided ALPHA
-Z_POWER = 0.841621                # 80 % power
-DETECTABLE = Z_REPLICATION + Z_POWER   # detectable difference = DETECTABLE x s.e.
+# ALPHA: the false discovery rate per paper, and the replication's one-sided level (engine.reproduce.stats).
 Z_THRESHOLD = Z_REPLICATION      # the old per-claim threshold, for a single comparison (the page's small run)
 
 
 def _stderr(values: np.ndarray) -> float:
     values = np.asarray(values, float)
     return float(values.std(ddof=1) / math.sqrt(len(values))) if len(values) > 1 else math.inf
-
-
-def units_of(numbers: dict) -> int | None:
-    """What a comparison's test counts: its ``units`` (objective draws, when runs share one) or its runs."""
-    return numbers.get("units") or numbers.get("runs")
-
-
-def p_one_sided(z: float | None, units: int | None = None) -> float:
-    """One-sided p of z in its positive direction (Student's t with units - 1 degrees of freedom over few)."""
-    if z is None:
-        return 1.0
-    if not math.isfinite(z):
-        return 0.0 if z > 0 else 1.0
-    if units is not None and 2 <= units < 1000:
-        from scipy.stats import t
-
-        return float(t.sf(z, units - 1))
-    return 0.5 * math.erfc(z / math.sqrt(2.0))
 
 
 def signed_z(difference, stderr) -> float | None:
@@ -91,31 +74,6 @@ def verdict_of(difference: float, stderr: float) -> tuple[str, float | None]:
     if z is None:
         return "not significant", None
     return ("holds" if z > Z_REPLICATION else "reversed" if z < -Z_REPLICATION else "not significant"), z
-
-
-def p_two_sided(z: float | None, runs: int | None = None) -> float:
-    """Two-sided p of z: Student's t with runs - 1 degrees of freedom when the s.e. is over few runs (a
-    normal z overstates 10 runs' evidence), the normal law otherwise."""
-    if z is None:
-        return 1.0
-    if not math.isfinite(z):
-        return 0.0
-    if runs is not None and 2 <= runs < 1000:
-        from scipy.stats import t
-
-        return float(2.0 * t.sf(abs(z), runs - 1))
-    return math.erfc(abs(z) / math.sqrt(2.0))
-
-
-def detectable(stderr, runs: int | None = None) -> float | None:
-    """The smallest difference detected with 80 % power at two-sided ``ALPHA``: (t_{1-ALPHA/2} + t_{0.8}) s.e."""
-    if stderr is None or not math.isfinite(stderr):
-        return None
-    if runs is not None and 2 <= runs < 1000:
-        from scipy.stats import t
-
-        return float((t.ppf(1 - ALPHA / 2, runs - 1) + t.ppf(0.8, runs - 1)) * stderr)
-    return DETECTABLE * stderr
 
 
 def _claim(text: str, source: str, figure: str, numbers: dict, data_kind: str | None,
@@ -229,13 +187,6 @@ def counts(claims: list[dict]) -> dict:
 
 # ---------------------------------------------------------------------- the decision rule
 
-def deciding(numbers: dict) -> dict:
-    """The comparison a claim rests on: its own, or the best (largest z) of an any-of claim's."""
-    if "comparisons" not in numbers:
-        return numbers
-    return max(numbers["comparisons"], key=lambda c: c["z"] if c.get("z") is not None else -math.inf)
-
-
 def test_of(claim: dict) -> str:
     """"size" (a band), "exact" (no spread), "untested" (sameness without a margin from the paper),
     "equivalence" (sameness), "any-of" or "difference"."""
@@ -281,19 +232,6 @@ def discovery_z(claim: dict) -> tuple[float | None, float]:
     return z, p_two_sided(z, units_of(n))
 
 
-def benjamini_hochberg(p_values: list[float]) -> list[float]:
-    """Benjamini-Hochberg adjusted p-values (q-values), in the input's order."""
-    m = len(p_values)
-    order = sorted(range(m), key=lambda i: p_values[i])
-    adjusted = [1.0] * m
-    running = 1.0
-    for rank in range(m, 0, -1):
-        i = order[rank - 1]
-        running = min(running, p_values[i] * m / rank)
-        adjusted[i] = min(1.0, running)
-    return adjusted
-
-
 def _named(test: str, z: float) -> str:
     if test == "equivalence":
         return "holds" if z > 0 else "differs"
@@ -317,8 +255,6 @@ def _fixed_verdict(claim: dict, test: str) -> tuple[str, str]:
 def decide_one(claim: dict, q_value: float | None, cutoff: float = ALPHA, family: int = 1) -> dict:
     """Set ``claim``'s verdict from its discovery (``q_value``: its FDR-adjusted p) and replication numbers;
     ``cutoff``: the family's Benjamini-Hochberg raw-p cut-off and ``family`` its size (for the power)."""
-    from engine.reproduce.power import power_of, reading_of
-
     test = test_of(claim)
     claim["test"] = test
     n = claim["numbers"]
@@ -366,8 +302,6 @@ def decide_one(claim: dict, q_value: float | None, cutoff: float = ALPHA, family
 
 def decide(claims: list[dict]) -> list[dict]:
     """Every claim of ONE paper judged together (the rule above): BH over the claims judged over runs."""
-    from engine.reproduce.power import bh_cutoffs
-
     random = [c for c in claims if test_of(c) not in ("size", "exact", "untested")]
     p_values = [discovery_z(c)[1] for c in random]
     by_id = {id(c): qc for c, qc in zip(random, zip(benjamini_hochberg(p_values), bh_cutoffs(p_values, ALPHA)))}

@@ -32,7 +32,7 @@ def _cell(text) -> str:
 
 def claims_table(part: dict) -> str:
     from engine.reproduce.claims import deciding
-    from engine.reproduce.sentences import numbers_text, verdict_text
+    from engine.reproduce.stats import numbers_text, verdict_text
 
     lines = ["| verdict | the paper's claim | difference ± s.e. (over units) | replication | the rule could detect "
              "(80 %) | where |", "| --- | --- | --- | --- | --- | --- |"]

@@ -15,7 +15,7 @@ from functools import lru_cache
 @lru_cache(maxsize=1)
 def paper_effects() -> dict[str, tuple[float, str]]:
     """{claim sentence: (the paper's difference in the claim's favour, where it comes from)}."""
-    from engine.reproduce.po_gp_ucb import FIGURES, STANDIN_WORDS, TABLES
+    from engine.reproduce.po_gp_ucb_paper import FIGURES, STANDIN_WORDS, TABLES
 
     out = {}
     for table, (part, _, r_values, paper, best) in TABLES.items():

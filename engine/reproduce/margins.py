@@ -65,6 +65,16 @@ def margin_problem(margin: float, paper_differences, stderr: float | None) -> st
     return None
 
 
+def margin_numbers(text: str) -> dict:
+    """A sameness claim's margin numbers: ``equivalence_margin`` and ``margin_source`` from the registry
+    (engine.reproduce.margins), or ``untested`` with the reason when the paper gives no margin."""
+    margin = margin_of(text)
+    if margin is None:
+        return {"untested": True, "margin_source": NO_MARGIN}
+    return {"equivalence_margin": margin.value, "margin_source": margin.source, "margin_recorded": margin.recorded,
+            "paper_differences": list(margin.paper_differences)}
+
+
 SAMENESS_KEYS = ("equivalence_margin", "equivalence_relative", "untested", "margin_source", "margin_recorded",
                  "paper_differences")
 
@@ -72,8 +82,6 @@ SAMENESS_KEYS = ("equivalence_margin", "equivalence_relative", "untested", "marg
 def remargin(claims) -> list:
     """Stored claims of sameness (their numbers carry a margin or say untested) given the registered margin or
     none, as a run under this registry would: what a stored discovery needs before it is judged again."""
-    from engine.reproduce.report import margin_numbers
-
     for claim in claims:
         numbers = claim["numbers"]
         if any(key in numbers for key in SAMENESS_KEYS):

@@ -138,7 +138,7 @@ def simulate_rule(effect: float, sd: float, units: int, others, *, rep_units: in
     """
     from scipy.stats import t
 
-    from engine.reproduce.claims import benjamini_hochberg
+    from engine.reproduce.stats import benjamini_hochberg
 
     rng = np.random.default_rng(seed)
     rep_units = units if rep_units is None else rep_units
@@ -171,7 +171,7 @@ def power_of(claim: dict, cutoff: float, family: int = 1) -> dict:
     (an equivalence claim: P(holds) when the settings are truly alike), ``at_paper`` (P(holds) at the paper's
     effect, engine.reproduce.effects, with ``paper_effect`` and its source), ``single_test`` (what one
     uncorrected test at 80 % detects, the old figure) and the cut-off used."""
-    from engine.reproduce.claims import deciding, detectable, units_of
+    from engine.reproduce.stats import deciding, detectable, units_of
 
     n = claim["numbers"]
     chosen = deciding(n)

@@ -26,6 +26,7 @@ import numpy as np
 
 from engine.fbo.records import standard_error
 from engine.reproduce.claims import check_kind, decide, deciding
+from engine.reproduce.margins import margin_numbers
 from engine.reproduce.claims import Z_THRESHOLD  # noqa: F401  (the single comparison's level, for callers)
 from engine.reproduce.runs import (RUNS_PER_BLOCK, block_key, block_plan, block_progress, outcome, run_blocks,
                                    setting_config)
@@ -231,18 +232,6 @@ def judge(claims: Sequence[Claim], results: dict[str, SettingResult], base: dict
         out.append(Verdict(claim, False, "not significant", numbers, data_kind=data_kind))
     redecide(out)
     return out
-
-
-def margin_numbers(text: str) -> dict:
-    """A sameness claim's margin numbers: ``equivalence_margin`` and ``margin_source`` from the registry
-    (engine.reproduce.margins), or ``untested`` with the reason when the paper gives no margin."""
-    from engine.reproduce.margins import NO_MARGIN, margin_of
-
-    margin = margin_of(text)
-    if margin is None:
-        return {"untested": True, "margin_source": NO_MARGIN}
-    return {"equivalence_margin": margin.value, "margin_source": margin.source, "margin_recorded": margin.recorded,
-            "paper_differences": list(margin.paper_differences)}
 
 
 def redecide(verdicts: Sequence[Verdict]) -> None:

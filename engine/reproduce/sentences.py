@@ -22,6 +22,8 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
+from engine.reproduce.stats import numbers_text, verdict_text  # noqa: F401  (re-exported)
+
 FIELD = re.compile(r"\{(v|n|r|av|an|ar|ac|scale|clip|runs):([^{}]+)\}")
 VERDICT_WORDS = re.compile(r"\b(holds?|held|reversed|not significant|inconsistent|replicated|replicates|differs)\b",
                            re.IGNORECASE)
@@ -67,27 +69,6 @@ def _row(ablations: dict, name: str, start: str) -> dict:
         if row["claim"].startswith(start):
             return row
     raise MissingVerdict(f"ablation {name}: no row starts with {start!r}")
-
-
-def verdict_text(claim: dict) -> str:
-    verdict = claim["verdict"]
-    if verdict == "not significant" and claim.get("reading"):
-        return f"not significant, {claim['reading']}"
-    return verdict
-
-
-def numbers_text(numbers: dict | None) -> str:
-    from engine.reproduce.claims import deciding, units_of
-
-    if not numbers:
-        return "not run again"
-    n = deciding(numbers) if "comparisons" in numbers else numbers
-    if n.get("difference") is None:
-        return "no number"
-    if not n.get("stderr"):
-        return f"{n['difference']:+.4g}, exact"
-    units = units_of(n)
-    return f"{n['difference']:+.4f} ± {n['stderr']:.4f}" + (f" over {units}" if units else "")
 
 
 def _fill(kind: str, args: list[str], payloads: dict, ablations: dict) -> str:

@@ -10,7 +10,7 @@ from engine.reproduce.ablation_tables import rows_for
 
 def _cell(numbers: dict, again: dict | None = None) -> str:
     """The side's verdict (the one rule over the ablation family), its discovery numbers and its replication's."""
-    from engine.reproduce.sentences import numbers_text, verdict_text
+    from engine.reproduce.stats import numbers_text, verdict_text
 
     if numbers.get("ratio") is not None:
         return f"{verdict_text(numbers)} (ours {numbers['better_mean']:.2f} %)"
