@@ -139,11 +139,12 @@ def test_every_summary_rows_counts_add_up_to_its_claims():
 
 def test_the_tallies_keep_other_data_and_identities_apart():
     rows = {(r["paper"], r["figure"]): r for r in summary_rows(PAYLOADS)}
-    # DP-HYPE's digits claims are beside the tally; its vector lengths and noise formula hold by construction.
+    # DP-HYPE's digits claims are beside the tally; its vector lengths and noise formula are identities.
     assert rows[("dp-hype", "Fig. 5")][OTHER_DATA] > 0
-    assert rows[("dp-hype", "Fig. 3")][BY_CONSTRUCTION] == rows[("dp-hype", "Fig. 3")]["claims"]
-    # Fig. 3a counts the landmine claims only; the nine Renyi privacy-loss claims are Fig. 11's.
+    assert rows[("dp-hype", "Fig. 3")][IDENTITIES] == rows[("dp-hype", "Fig. 3")]["claims"]
+    # Fig. 3a counts the landmine claims only; the nine Renyi privacy-loss claims are Fig. 11's, all identities.
     assert rows[("dp-fts-de", "Fig. 3a")]["claims"] == 13 and rows[("dp-fts-de", "Fig. 11")]["claims"] == 9
+    assert rows[("dp-fts-de", "Fig. 11")][IDENTITIES] == 9 and rows[("dp-fts-de", "Fig. 11")]["kinds"]["paper"] == 0
     # PO-GP-UCB's loan and property parts say "stand-in" in every claim; their branch claims are by construction.
     for part in ("loan", "property"):
         claims = PAYLOADS["po-gp-ucb"]["parts"][part]["claims"]
