@@ -209,7 +209,8 @@ def test_the_page_opens_on_every_papers_summary_with_a_link_to_each_figures_clai
     assert list(table["other data (beside)"]) == [r["other data"] for r in rows]
     assert "stand-in" in set(table["data"]) and "generated" in set(table["data"])
     # Above it, the verdicts per paper and data kind, never added up across kinds, identities in rows of their own.
-    from engine.reproduce.tallies import KIND_LABELS, stored_tallies
+    from engine.reproduce.tallies import stored_tallies
+    from ui.reproduction.papers import SHORT_KINDS as KIND_LABELS
 
     per_kind = at.table[0].value
     tallies = stored_tallies()

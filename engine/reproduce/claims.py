@@ -260,7 +260,8 @@ def decide_one(claim: dict, q_value: float | None, cutoff: float = ALPHA, family
     n = claim["numbers"]
     claim.pop("reading", None)
     if test in ("size", "exact", "untested"):
-        verdict, why = _fixed_verdict(claim, test) if test != "untested" else ("not significant", n["margin_source"])
+        verdict, why = (_fixed_verdict(claim, test) if test != "untested"
+                        else ("not significant", "not tested: no margin from the paper (margin_source says why)"))
         claim.pop("discovery", None)
         claim.pop("power", None)
         if test == "untested":

@@ -9,7 +9,7 @@ import streamlit as st
 from engine.reproduce.papers import BY_CONSTRUCTION, IDENTITIES, OTHER_DATA, data_label
 from engine.reproduce.power import READINGS
 from engine.reproduce.report import deciding_comparison
-from engine.reproduce.tallies import KIND_LABELS, tally_rows
+from engine.reproduce.tallies import tally_rows
 from ui.kit.routes import REPRODUCTION
 from ui.kit.tables import MISSING
 from ui.reproduction.view import coloured, verdict_columns
@@ -40,6 +40,8 @@ def figure_link(row: dict) -> str:
 TALLY = (("hold", "holds"), ("not significant", "not significant"), ("reversed", "reversed"),
          ("inconsistent", "inconsistent"), ("by construction", BY_CONSTRUCTION), ("identities", IDENTITIES),
          ("other data (beside)", OTHER_DATA))
+SHORT_KINDS = {"paper": "paper's data", "stand-in": "stand-in", "generated": "generated",
+               "other": "other data (beside)", "identity": "identities (no data)"}
 SHORT_READINGS = {"leans the paper's way": "n.s., leans the paper's way", "leans against it": "n.s., leans against",
                   "underpowered": "n.s., underpowered", "not tested": "n.s., not tested (no margin)"}
 
@@ -50,7 +52,7 @@ def kind_rows(tallies: dict) -> pd.DataFrame:
     tested); identities (exact computations, no data) in rows of their own."""
     out = []
     for row in tally_rows({p: tallies[p] for p in PAPER_TITLES if p in tallies}):
-        out.append({"paper": PAPER_TITLES[row["paper"]], "data": KIND_LABELS[row["data"]], "claims": row["claims"],
+        out.append({"paper": PAPER_TITLES[row["paper"]], "data": SHORT_KINDS[row["data"]], "claims": row["claims"],
                     "hold": row["holds"], "reversed": row["reversed"], "inconsistent": row["inconsistent"],
                     **{SHORT_READINGS[r]: row[f"n.s.: {r}"] for r in READINGS},
                     "by construction": row[BY_CONSTRUCTION]})
