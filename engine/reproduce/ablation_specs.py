@@ -24,7 +24,7 @@ ABLATIONS = {
     "landmine-metric": dict(
         # The authors' metric costs 6 SVM fits per point (libsvm's Platt scaling cross-validates): its table for all
         # 29 fields is 10-20 minutes of CPU, built once (cached); both sides run on all 29 fields.
-        part="landmine", switch="metric",
+        part="landmine", switch="metric", stored_with=True,   # our side: the stored reproduction's own runs
         deviation="landmine scored by the AUC of the SVM's decision function (deterministic)",
         authors="the AUC of SVC(probability=True).predict_proba (landmine_dp_fts_de.py:37-40)",
         claims=("FTS-DE converges faster than TS", "DP-FTS-DE (q = 0.35, z = 1) converges faster than TS",
