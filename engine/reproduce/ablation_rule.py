@@ -4,9 +4,10 @@ Every side of every row of every ablation (with our deviation, and without it) i
 family*: Student's t over its test units, Benjamini-Hochberg over the whole family (every side of every row, as
 a paper's claims are corrected together), and the replication seed set's numbers of the same comparison (one-sided,
 in the discovery's direction). A row without replication numbers keeps "discovery only"; an exact row (a privacy
-loss, no spread) is decided by its sign. :func:`decide_ablations` writes each side's ``verdict``, ``why``,
-``reading`` (a "not significant" side: leans the paper's way, against it, or underpowered), ``q`` and ``power``,
-and the row's conclusion (:func:`engine.reproduce.ablations.conclusion_of`) from those verdicts.
+loss, no spread) is decided by its sign. A side that is the stored reproduction itself (``stored_with``) keeps the
+stored claim's numbers and verdict, decided with the paper's claims. :func:`decide_ablations` writes each side's
+``verdict``, ``why``, ``reading`` (a "not significant" side: leans the paper's way, against it, or underpowered),
+``q`` and ``power``, and the row's conclusion (:func:`engine.reproduce.ablations.conclusion_of`) from those verdicts.
 """
 
 from __future__ import annotations
@@ -38,7 +39,8 @@ def decide_ablations(payload: dict) -> dict:
     for name, table in payload.get("ablations", {}).items():
         for row in table["rows"]:
             for side in SIDES:
-                pairs.append((row, side, _claim(name, row, side)))
+                if row[side].get("source") != "the stored reproduction":
+                    pairs.append((row, side, _claim(name, row, side)))
     decide([claim for _, _, claim in pairs])
     for row, side, claim in pairs:
         n = row[side]
