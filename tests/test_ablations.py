@@ -118,6 +118,15 @@ def test_stored_tables_follow_the_verdict_rule_and_cover_their_claims():
             for side in ("with", "without"):
                 assert row[side]["verdict"] == fresh[side]["verdict"], (name, row["claim"], side)
             assert row["conclusion"] == ablations.conclusion_of(row["deviation"], row["with"], row["without"])
+        if spec.get("stored_with"):
+            # Our side is the stored reproduction itself: its numbers and its verdict, not a run of its own.
+            from engine.reproduce.stored_papers import stored_payload
+
+            claims = {c["claim"]: c for p in stored_payload("dp-fts-de")["parts"].values() for c in p["claims"]}
+            for row in table["rows"]:
+                mine = claims[row["claim"]]
+                assert row["with"]["verdict"] == mine["verdict"], row["claim"]
+                assert row["with"]["difference"] == mine["numbers"]["difference"], row["claim"]
         if spec["switch"] in ("omega-scale", "clip-bound"):
             # The clip factor was fitted on a seed set of its own, never on the runs it judges.
             assert table["fitted_on"]["seed"] not in (table["seed"], table["seed"] + 100_000)

@@ -30,11 +30,47 @@ def _claim(name: str, row: dict, side: str) -> dict:
     return claim
 
 
+STORED = "the stored reproduction"
+
+
+def stored_sides(payload: dict, folder=None) -> dict:
+    """The ablations whose spec says ``stored_with`` (the deviation's side is the part as stored: landmine's
+    metric, on all 29 fields, is exactly the stored reproduction) take that side from the stored claim: its
+    numbers, discovery and replication, and its verdict, decided with the paper's claims (not again here), so the
+    table and the stored verdict rest on the same runs."""
+    from engine.reproduce.ablation_specs import ABLATIONS
+    from engine.reproduce.stored_papers import stored_payload
+
+    stored = {c["claim"]: c for part in (stored_payload("dp-fts-de", folder) or {}).get("parts", {}).values()
+              for c in part.get("claims", [])}
+    for name, table in payload.get("ablations", {}).items():
+        if not ABLATIONS.get(name, {}).get("stored_with"):
+            continue
+        for row in table["rows"]:
+            claim = stored.get(row["claim"])
+            if claim is None:
+                continue
+            numbers = {k: claim["numbers"].get(k) for k in ("better", "worse", "better_mean", "worse_mean",
+                                                             "difference", "stderr", "runs", "units", "paired")}
+            row["with"] = {**numbers, "source": STORED, "verdict": claim["verdict"], "why": claim.get("why"),
+                           "q": (claim.get("discovery") or {}).get("q"), "power": claim.get("power"),
+                           **({"reading": claim["reading"]} if claim.get("reading") else {})}
+            rep = claim.get("replication")
+            if row.get("replication") is not None:
+                if rep:
+                    row["replication"]["with"] = {k: rep.get(k) for k in ("difference", "stderr", "runs", "units")}
+                else:
+                    row["replication"].pop("with", None)
+    return payload
+
+
 def decide_ablations(payload: dict) -> dict:
-    """``payload`` (``{"ablations": {name: table}}``) with every side of every row decided together."""
+    """``payload`` (``{"ablations": {name: table}}``) with every side of every row decided together (a stored
+    side keeps its stored verdict)."""
     from engine.reproduce.ablation_specs import conclusion_of
     from engine.reproduce.claims import decide
 
+    stored_sides(payload)
     pairs = []
     for name, table in payload.get("ablations", {}).items():
         for row in table["rows"]:
