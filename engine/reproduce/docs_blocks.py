@@ -11,6 +11,7 @@ equals its filled self, so no table or note in it can quote a verdict the JSON d
 ``python -m benchmarks.rejudge_stored --docs`` rewrites the doc after the stored files change. Blocks:
 
 - ``tallies``: verdicts per paper and data kind (engine.reproduce.tallies);
+- ``power``: the whole rule's chance of "holds" at the paper's own effect, where the paper prints it;
 - ``claims:PAPER:PART`` and ``checkpoints:PAPER:PART``: a stored part's claims with their verdicts, numbers,
   replication and power, and its settings at the checkpoints;
 - ``ablations``: every ablation's rows, both sides judged by the one rule;
@@ -70,6 +71,30 @@ def checkpoints_table(part: dict) -> str:
     return "\n".join(lines)
 
 
+def power_table(payloads: dict) -> str:
+    """Every claim whose paper prints its effect (or a sameness claim): the chance the whole rule says "holds" at
+    that effect (at no difference, for sameness), beside the difference the rule confirms with 80 % chance."""
+    from engine.reproduce.stats import deciding, verdict_text
+
+    lines = ["| paper | the paper's claim | verdict | the paper's effect | P(holds) at it | s.e. | the rule could "
+             "detect (80 %) |", "| --- | --- | --- | --- | --- | --- | --- |"]
+    for paper, payload in payloads.items():
+        for part in payload["parts"].values():
+            for claim in part["claims"]:
+                power = claim.get("power") or {}
+                alike = power.get("at_zero")
+                if power.get("at_paper") is None and alike is None:
+                    continue
+                n = deciding(claim["numbers"])
+                effect = "alike (margin " + f"{claim['numbers']['equivalence_margin']:.4f})" if alike is not None \
+                    else f"{power['paper_effect']:+.4f}"
+                chance = alike if alike is not None else power["at_paper"]
+                detect = "" if power.get("detectable") is None else f"{power['detectable']:.4f}"
+                lines.append(f"| {paper} | {_cell(claim['claim'])} | {verdict_text(claim)} | {effect} | "
+                             f"{chance:.2f} | {n['stderr']:.4f} | {detect} |")
+    return "\n".join(lines)
+
+
 def block(name: str, folder=None) -> str:
     """The markdown of one generated block."""
     from engine.reproduce.stored_papers import stored_beside, stored_payload
@@ -84,6 +109,10 @@ def block(name: str, folder=None) -> str:
         parts = {**(stored_payload(paper, folder) or {}).get("parts", {}), **stored_beside(paper, folder)}
         part = parts[part_name]
         return claims_table(part) if kind == "claims" else checkpoints_table(part)
+    if kind == "power":
+        from engine.reproduce.stored_papers import stored_payloads
+
+        return power_table(stored_payloads(folder))
     if kind == "ablations":
         from engine.reproduce.ablation_tables import ablation_markdown, stored_ablations
 
