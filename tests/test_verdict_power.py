@@ -160,3 +160,12 @@ def test_a_reused_part_of_unchanged_design_keeps_its_stored_replication():
     assert kept["replication"]["difference"] == 4.0 and kept["verdict"] == "holds"
     assert new["replication"]["difference"] == 5.0 and new["replication"]["seed"] == 100_000
     assert payload["parts"]["synthetic"]["claims"][0]["replication"]["difference"] == 5.0
+
+
+def test_a_replication_without_spread_does_not_break_the_power():
+    # A replication whose runs were identical (s.e. 0): the power plans it as the discovery's, never NaN.
+    assert rule_power(0.5, 0.2, 20, 0.05, rep_se=0.0) == pytest.approx(rule_power(0.5, 0.2, 20, 0.05))
+    assert rule_detectable(0.2, 20, 0.05, rep_se=0.0) == pytest.approx(rule_detectable(0.2, 20, 0.05))
+    [claim] = decide([{"claim": "c", "source": "", "numbers": {"difference": 5.0, "stderr": 1.0, "runs": 20},
+                       "replication": {"difference": 0.0, "stderr": 0.0, "runs": 20}}])
+    assert claim["verdict"] == "not significant" and claim["power"]["detectable"] > 0

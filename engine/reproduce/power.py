@@ -95,7 +95,8 @@ def rule_power(effect: float, se: float, units: int | None, cutoff: float, *, re
     """
     if se is None or not (se > 0 and math.isfinite(se)):
         return math.nan
-    rep_se = se if rep_se is None else rep_se
+    # A replication without a spread (identical runs) or without numbers: plan it as the discovery's.
+    rep_se = se if rep_se is None or not (rep_se > 0 and math.isfinite(rep_se)) else rep_se
     rep_units = units if rep_units is None else rep_units
     first = _tail(_df(units), cutoff / (2.0 * max(1, comparisons)))
     second = _tail(_df(rep_units), alpha)
@@ -120,12 +121,17 @@ def rule_detectable(se: float, units: int | None, cutoff: float, *, rep_se: floa
         return rule_power(effect, se, units, cutoff, rep_se=rep_se, rep_units=rep_units,
                           comparisons=comparisons) - target
 
+    if not math.isfinite(gap(0.0)):
+        return None
     high = 4.0 * se
     while gap(high) < 0:
         high *= 2.0
         if high > 1e6 * se:
             return None
-    return float(brentq(gap, 0.0, high, xtol=1e-6 * se))
+    try:
+        return float(brentq(gap, 0.0, high, xtol=1e-6 * se))
+    except ValueError:          # a NaN inside the bracket: no difference can be named
+        return None
 
 
 def simulate_rule(effect: float, sd: float, units: int, others, *, rep_units: int | None = None,
