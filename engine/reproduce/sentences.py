@@ -10,6 +10,7 @@ that are filled from the stored JSON (data/reproduction/*.json) when the note is
 - ``{av:ABLATION|CLAIM|SIDE}``, ``{an:ABLATION|CLAIM|SIDE}``, ``{ar:ABLATION|CLAIM|SIDE}``: the verdict, the
   discovery numbers and the replication numbers of one side ("with" our deviation, "without" it) of an ablation
   row; ``{ac:ABLATION|CLAIM}``: the row's conclusion (engine.reproduce.ablations.conclusion_of, from its verdicts);
+- ``{pct:ABLATION|CLAIM|SIDE}``: a size row's measured percent on one side;
 - ``{scale:ABLATION}``: an ablation's fitted clip factor; ``{clip:PAPER|PART|SETTING}``: a stored setting's clipped
   percent; ``{runs:ABLATION}``: an ablation's runs per side.
 
@@ -24,7 +25,7 @@ from functools import lru_cache
 
 from engine.reproduce.stats import numbers_text, verdict_text  # noqa: F401  (re-exported)
 
-FIELD = re.compile(r"\{(v|n|r|av|an|ar|ac|scale|clip|runs):([^{}]+)\}")
+FIELD = re.compile(r"\{(v|n|r|av|an|ar|ac|pct|scale|clip|runs):([^{}]+)\}")
 VERDICT_WORDS = re.compile(r"\b(holds?|held|reversed|not significant|inconsistent|replicated|replicates|differs)\b",
                            re.IGNORECASE)
 
@@ -85,6 +86,11 @@ def _fill(kind: str, args: list[str], payloads: dict, ablations: dict) -> str:
         return numbers_text(side if kind == "an" else (row.get("replication") or {}).get(args[2]))
     if kind == "ac":
         return _row(ablations, args[0], args[1])["conclusion"]
+    if kind == "pct":           # a size row's measured percent (a clipped share) on one side
+        side = _row(ablations, args[0], args[1])[args[2]]
+        if side.get("better_mean") is None:
+            raise MissingVerdict(f"ablation {args[0]}: no percent for {args[1]!r}")
+        return f"{side['better_mean']:.2f} %"
     if kind in ("scale", "runs"):
         table = ablations.get(args[0])
         if table is None or (kind == "scale" and "scale" not in table):
