@@ -24,7 +24,7 @@ from __future__ import annotations
 import math
 import re
 
-BLOCK = re.compile(r"(<!-- generated: ([^ ]+) -->\n)(.*?)(<!-- end generated -->)", re.S)
+BLOCK = re.compile(r"(<!-- generated: (.+?) -->\n)(.*?)(<!-- end generated -->)", re.S)
 
 
 def _cell(text) -> str:
