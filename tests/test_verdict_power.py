@@ -169,3 +169,13 @@ def test_a_replication_without_spread_does_not_break_the_power():
     [claim] = decide([{"claim": "c", "source": "", "numbers": {"difference": 5.0, "stderr": 1.0, "runs": 20},
                        "replication": {"difference": 0.0, "stderr": 0.0, "runs": 20}}])
     assert claim["verdict"] == "not significant" and claim["power"]["detectable"] > 0
+
+
+def test_one_instance_per_seed_set_is_tested_over_runs():
+    from engine.reproduce.report import plan_draws
+    from engine.reproduce.runs import block_plan
+
+    # A stand-in instance per seed set: every run shares it, so the runs are the units (not one draw).
+    assert plan_draws(block_plan(100_000, 10, "seed-set")) is None
+    assert plan_draws(block_plan(0, 30, "fixed")) is None
+    assert len(set(plan_draws(block_plan(0, 6, "run")))) == 6

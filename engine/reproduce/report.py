@@ -262,8 +262,9 @@ def _setting_results(settings: Sequence[Setting], keys: Mapping[str, list], outc
 
 
 def plan_draws(plan) -> list | None:
-    """The objective draw of every run of a :func:`engine.reproduce.runs.block_plan` (None: one objective)."""
-    if all(objective is None for _, _, objective in plan):
+    """The objective draw of every run of a :func:`engine.reproduce.runs.block_plan` (None: one objective for every
+    run, as on fixed data or one stand-in instance per seed set: the runs are then the test's units)."""
+    if len({objective for _, _, objective in plan}) <= 1:
         return None
     return [objective for _, size, objective in plan for _ in range(size)]
 
