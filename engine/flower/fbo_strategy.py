@@ -90,15 +90,15 @@ def reply_vectors(replies: Iterable[Message], n_agents: int, n_features: int,
         if not 0 <= index < n_agents:
             _ignored(f"node {node} names agent {index}, outside 0..{n_agents - 1}.")
             continue
+        if omega.shape != (n_features,):
+            _ignored(f"agent {index} (node {node}) sent {omega.size} numbers, expected {n_features}.")
+            continue
         if index in seen:
             _ignored(f"node {node} names agent {index}, which another reply of this round already named.")
             continue
         if pins is not None and pins.setdefault(index, node) != node:
             _ignored(f"a reply for agent {index} came from node {node}, but agent {index} is node {pins[index]} "
                      "(its first reply).")
-            continue
-        if omega.shape != (n_features,):
-            _ignored(f"agent {index} (node {node}) sent {omega.size} numbers, expected {n_features}.")
             continue
         seen.add(index)
         vectors[index] = omega

@@ -22,12 +22,15 @@ far what the attacker recovered is from the truth the audit kept aside.
 
 from __future__ import annotations
 
+import contextlib
+import io
 import time
 
 import numpy as np
 from flwr.app import Context, Message
 
 from engine.fbo.config import FboConfig
+from engine.flower.audit import quiet_flower
 from engine.flower.audit_config import PARTICIPANT_LABELS, ParticipantAudit
 from engine.flower.fbo_client import agent_round
 from engine.flower.fbo_strategy import DpFtsDeStrategy
@@ -141,7 +144,8 @@ def participant_audit(config: ParticipantAudit) -> dict:
     release (it needs no truth); ``recovered``: other agents' vectors it recovered, with their errors.
     """
     start = time.perf_counter()
-    attack, truth, extra = (_fbo if config.app == "fbo" else _hype)(config)
+    with quiet_flower(), contextlib.redirect_stdout(io.StringIO()):      # the rounds' logs: the result is the record
+        attack, truth, extra = (_fbo if config.app == "fbo" else _hype)(config)
     error = _max_error(attack.estimates, truth)
     scale = float(max((np.max(np.abs(t)) for t in truth), default=0.0))
     broken = attack.regenerated

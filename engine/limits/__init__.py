@@ -54,7 +54,7 @@ configurations to that; ``python -m benchmarks.bench_limits`` sweeps wider).
 They decide refusals, not progress bars.
 """
 
-from engine.limits.audit import AuditCost, audit_cost, strategy_audit_cost
+from engine.limits.audit import AuditCost, audit_cost, participant_audit_cost, strategy_audit_cost
 from engine.limits.core import (
     DEFAULT_MAX_MEMORY_MB,
     DEFAULT_MAX_SECONDS,
@@ -89,7 +89,7 @@ from engine.limits.upload import upload_cost
 __all__ = ["AuditCost", "Cost", "DEFAULT_MAX_MEMORY_MB", "DEFAULT_MAX_SECONDS", "DEFAULT_MAX_UPLOAD_ROWS",
            "HostLimits", "KNOB_NAMES", "LIGHT_SECONDS", "MEMORY_ENV", "NO_LIMIT", "RUNS_ENV", "RUN_TIME_FACTOR",
            "SECONDS_ENV", "UPLOAD_ROWS_ENV", "WORKERS_ENV", "accountant_cost", "audit_cost", "check", "check_rows",
-           "strategy_audit_cost",
+           "participant_audit_cost", "strategy_audit_cost",
            "check_workers", "cores", "fbo_cost", "format_memory", "format_seconds", "hype_cost", "hype_grid_cost",
            "knob_ranking", "objective_cost", "own_gp_cost", "pld_noise_factor", "pogpucb_cost", "priced",
            "sweep_cost", "upload_cost"]
