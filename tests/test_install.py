@@ -190,15 +190,15 @@ def test_the_exported_flower_app_depends_on_the_installed_engine(installed):
 def _offline_install_lines(app: Path, wheel: Path) -> tuple[str, str]:
     """The exported README's two commands for machines without a registry: (make the wheels, install them).
 
-    The first names the release on the registry; the project is not published, so it takes the wheel built here
-    instead (the README's own alternative, a local build of the project).
+    The first installs from ``$DPBO_SOURCE``, the project's checkout or its wheel (the project is not on a
+    registry): here the wheel built above, as the README's variable says.
     """
     text = (app / "README.md").read_text().split("## Install", 1)[1].split("\n## ", 1)[0]
     [block] = re.findall(r"```text\n(.*?)```", text, re.S)
     make, install = [line.split("  #", 1)[0].strip() for line in block.strip().splitlines()]
-    assert make.startswith("pip wheel ") and install.startswith("pip install --no-index --find-links wheels ")
-    release = re.search(r'"dpbo-explorer\[flower\]==[^"]+"', make).group(0)
-    return make.replace(release, f'"{wheel}[flower]"'), install
+    assert make.startswith('pip wheel "$DPBO_SOURCE[flower]" ')
+    assert install.startswith("pip install --no-index --find-links wheels ")
+    return make.replace("$DPBO_SOURCE", str(wheel)), install
 
 
 def test_the_exported_app_runs_a_secured_federation_from_the_wheel_offline(installed):
@@ -238,3 +238,11 @@ def test_the_exported_app_runs_a_secured_federation_from_the_wheel_offline(insta
     assert summary["releases"] == config.iterations
     plan = make_plan(fbo_config(fbo_run_config(config)))
     assert summary["epsilon"] == pytest.approx(plan.epsilon_after(config.iterations), rel=1e-12)
+    # The README as written sets no test secret: the server drew from the operating system's entropy, and a
+    # participant holding the run config, the code and every broadcast cannot regenerate its noise.
+    from engine.flower.fbo_strategy import DpFtsDeStrategy
+    from engine.flower.participant import attack_fbo
+
+    assert summary["randomness"] == "os-entropy" and summary["status"] == "completed"
+    attack = attack_fbo(fbo_run_config(config), summary["broadcasts"], DpFtsDeStrategy)
+    assert attack.releases == config.iterations and attack.explained == 0
