@@ -20,9 +20,9 @@ from engine.privacy import epsilon_curve as _epsilon_curve
 from engine.validation import ConfigError, api_boundary, check_choice, check_int, shown
 
 
-def _number(field: str, value) -> None:
+def _number(field: str, value, name: str | None = None) -> None:
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise ConfigError(f"{field} must be a number, got {shown(value)}.", field)
+        raise ConfigError(f"{name or field} must be a number, got {shown(value)}.", field)
 
 
 def _accounting(what: str, q, z, steps, delta, accountant, limits, **work) -> int:
@@ -129,5 +129,5 @@ def default_delta(n_agents: int, rule: str = "product") -> float:
     >>> round(dpbo.default_delta(200, rule="paper"), 7)
     0.0029435
     """
-    _number("n_agents", n_agents)
+    _number("agents", n_agents, "n_agents")
     return _default_delta(n_agents, rule)

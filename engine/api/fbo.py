@@ -187,7 +187,8 @@ def run_fbo(config: FboConfig | None = None, objective: Callable | Objective | N
         run.stop(INTERRUPTED)
     finally:
         done = len(run.simulation.records) - 1
-        line.close(None if run.stopped is None else f"{run.stopped} after iteration {done} of {run.iterations}")
+        where = f"after iteration {done} of {run.iterations}" if done >= 0 else "before the initial points"
+        line.close(None if run.stopped is None else f"{run.stopped} {where}")
     return run.result()
 
 

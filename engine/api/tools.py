@@ -8,7 +8,7 @@ from engine.api.common import DEFAULT_LIMITS, INTERRUPTED, priced, stop_reason, 
 from engine.api.fbo import fbo_price
 from engine.audit import AuditCancelled, AuditResult, ServerAudit, VoteAudit, audit_cost
 from engine.audit import run_audit as _run_audit
-from engine.cancel import Cancelled, guarded
+from engine.cancel import TIME_LIMIT, Cancelled, guarded
 from engine.fbo.config import FboConfig
 from engine.hype import HypeConfig, HypeResult, iter_hype
 from engine.limits import Cost, hype_cost, pogpucb_cost
@@ -139,7 +139,7 @@ def run_audit(config: ServerAudit | VoteAudit, *, progress: bool | None = None,
     except (Cancelled, AuditCancelled):
         if token.reason is None:
             raise
-        if token.reason != "time":
+        if token.reason != TIME_LIMIT:
             raise KeyboardInterrupt from None
         raise time_limit_error(limits, "This audit") from None
     finally:

@@ -86,7 +86,7 @@ class BestPoint:
     iteration: int
 
 
-STOP_REASONS = ("callback", "interrupted", "time limit")
+STOP_REASONS = ("callback", "interrupted", "time limit", "error")
 
 
 @dataclass
@@ -101,8 +101,9 @@ class FboResult:
     the objective's units; ``values`` (R, N, n): the same without that noise (``y`` when the run adds none).
     ``minimise``: lower values are better (a researcher's function with ``minimise=True``).
     ``stopped``: None for a run that did all its iterations, else why it ended early: "callback" (a callback
-    asked), "interrupted" (KeyboardInterrupt, Ctrl-C) or "time limit"; the records, history and best points
-    are those of the finished iterations.
+    asked), "interrupted" (KeyboardInterrupt, Ctrl-C), "time limit" or "error" (the objective returned a bad
+    value, a ConfigError, in a loop of ``iterate_fbo``); the records, history and best points are those of the
+    finished iterations.
     """
 
     config: FboConfig

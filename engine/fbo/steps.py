@@ -20,6 +20,7 @@ import numpy as np
 from engine.cancel import TIME_LIMIT, Cancelled, CancelToken, guarded
 from engine.fbo.records import FboResult, IterationRecord
 from engine.fbo.simulation import Simulation
+from engine.validation import ConfigError
 
 
 class FboStep:
@@ -132,6 +133,9 @@ class FboRun:
             except KeyboardInterrupt:
                 self.stop("interrupted")
                 raise
+            except ConfigError as error:     # e.g. the objective returned text: raised here, not from the engine
+                self.stop("error")
+                raise error.with_traceback(None) from None
             yield FboStep(self, record, time.monotonic() - self._started)
 
     def result(self) -> FboResult:

@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import ctypes
 import math
+import numbers
 import os
 import sys
 from dataclasses import dataclass
 
 from engine.limits.core import Cost, format_memory, format_seconds, knob_words
-from engine.validation import ConfigError, check_positive, shown
+from engine.validation import ConfigError, shown
 
 FREE = "free"
 
@@ -54,6 +55,11 @@ def _windows_free_mb() -> float | None:  # pragma: no cover - exercised on Windo
     return status.available / 2**20
 
 
+def _positive(field: str, value, allowed: str) -> None:
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not float(value) > 0:
+        raise ConfigError(f"limits.{field} must be {allowed} (above 0), got {shown(value)}.", field)
+
+
 @dataclass(frozen=True)
 class Limits:
     """What one call may ask of this machine, checked against its price before it starts.
@@ -69,12 +75,9 @@ class Limits:
 
     def __post_init__(self):
         if self.seconds is not None:
-            check_positive("seconds", self.seconds, name="limits.seconds")
+            _positive("seconds", self.seconds, "a number of seconds or None")
         if self.memory_mb is not None and self.memory_mb != FREE:
-            if isinstance(self.memory_mb, str):
-                raise ConfigError(f"limits.memory_mb must be a number of MB, 'free' or None, got "
-                                  f"{shown(self.memory_mb)}.", "memory_mb")
-            check_positive("memory_mb", self.memory_mb, name="limits.memory_mb")
+            _positive("memory_mb", self.memory_mb, "a number of MB, 'free' or None")
 
     def memory_cap(self) -> tuple[float | None, str]:
         """(the memory limit in MB now, how a sentence names it)."""
