@@ -200,7 +200,9 @@ def test_the_outcome_of_a_log_without_a_summary_comes_from_its_release_lines(tmp
     lines = "Successfully started run 7\n" + "\n".join(outcome.release_line(r, 5, 1.5 * r, 1e-5) for r in (1, 2))
     assert outcome.outcome(lines) == (1, "Run 7 ended without its summary (its ServerApp stopped early); its log "
                                          "shows 2 releases, so epsilon 3 at delta 1e-05 was spent.")
-    assert outcome.outcome("Successfully started run 7\n")[0] == 1
+    assert outcome.outcome("Successfully started run 7\n") == (1, "Run 7 ended without a summary and its log shows "
+                                                                  "no release, so no epsilon was spent.")
+    assert outcome.outcome("SuperLink connection 'federation' not found")[1].startswith("No run was started")
     (tmp_path / "run.log").write_text(lines)
     assert outcome.main([str(tmp_path / "run.log")]) == 1 and "2 releases" in capsys.readouterr().err
     assert outcome.main([str(tmp_path / "none.log")]) == 2

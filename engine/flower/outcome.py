@@ -74,6 +74,8 @@ def outcome(text: str) -> tuple[int, str]:
         return 1, (f"{name} ended without its summary (its ServerApp stopped early); its log shows "
                    f"{last['release']} release{'s' if last['release'] != 1 else ''}, "
                    f"{spent(last['epsilon'], last['delta'])}.")
+    if run_id(text) is None:
+        return 1, "No run was started (flwr run's own message is in the log above): nothing was released."
     return 1, f"{name} ended without a summary and its log shows no release, so no epsilon was spent."
 
 

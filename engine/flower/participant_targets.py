@@ -149,13 +149,16 @@ def participant_audit(config: ParticipantAudit) -> dict:
     error = _max_error(attack.estimates, truth)
     scale = float(max((np.max(np.abs(t)) for t in truth), default=0.0))
     broken = attack.regenerated
-    verdict = (f"The participant regenerated the noise: it recovered the noiseless "
-               f"{'aggregate of every release' if config.app == 'fbo' else 'vote count'} to {error:.1e} "
-               f"(entries up to {scale:.3g}) and {len(attack.recovered)} other agent(s)' vectors: the stated "
-               "epsilon protects no one from the other participants." if broken else
+    what = "aggregate of every release" if config.app == "fbo" else "vote count"
+    count = len(attack.recovered)
+    others = "" if not count else f" and {count} clipped vector{'s' if count > 1 else ''} of other agents"
+    releases = f"{attack.releases} release{'s' if attack.releases != 1 else ''}"
+    verdict = (f"The participant regenerated the noise: it recovered the noiseless {what} to {error:.1e} (entries "
+               f"up to {scale:.3g}){others}: the stated epsilon protects no one from the other participants."
+               if broken else
                f"The participant could not regenerate the noise: its check failed in "
-               f"{attack.releases - attack.explained} of {attack.releases} release(s); its best guess of the "
-               f"noiseless {'aggregate' if config.app == 'fbo' else 'vote count'} is off by up to {error:.3g}.")
+               f"{attack.releases - attack.explained} of {releases}; its best guess of the noiseless "
+               f"{what.split(' of ')[0]} is off by up to {error:.3g}.")
     return {"mechanism": "flower", "attacker": "participant", "strategy": config.strategy,
             "label": PARTICIPANT_LABELS[config.strategy], "app": config.app, "agents": config.agents,
             "releases": attack.releases, "explained": attack.explained, "regenerated": broken,

@@ -107,10 +107,12 @@ def participant_panel(values: dict, key) -> None:
     """A participant's attack: a button, then what the attacker recovered (below the game's Run)."""
     with st.expander("A participant's attack: the run config, the app's code, its own replies, every broadcast",
                      icon=":material/person_search:"):
-        st.caption("One agent of a 5-agent app (P = 2, the q, z, S, releases and seed on the left) rebuilds the "
-                   "server from the public run config, replays every release, subtracts the noise it would add "
-                   "and checks that what is left could be the other agents' clipped vectors. It needs no ground "
-                   "truth; the truth kept aside only measures its error.")
+        st.caption("DP-FTS-DE: one agent of a 5-agent app (P = 2, the q, z, S, releases and seed on the left) "
+                   "rebuilds the server from the public run config, replays every release, subtracts the noise it "
+                   "would add and checks that what is left could be the other agents' clipped vectors. DP-HYPE: "
+                   "one client of a 5-client vote (10 candidates, k = 2, epsilon = 1) regenerates every client's "
+                   "noise with the client's code and checks that what is left is a vote count. Neither check "
+                   "needs the truth; the truth kept aside only measures the error.")
         left, right = st.columns([3, 1], vertical_alignment="bottom")
         left.selectbox("app", PARTICIPANT_TARGETS, key=key("participant"), format_func=PARTICIPANT_LABELS.get,
                        help="The exported apps, and copies as they were exported before (their noise from the "
