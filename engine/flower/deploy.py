@@ -145,9 +145,7 @@ SECURITY = '''## Security: who sees what
 
 - **A participant** (a SuperNode's owner) sees the run config in `pyproject.toml` (every setting, the seed
   included), the app's code, its own replies and every message it is sent ({sent}). It does not see the
-  other nodes' replies, and it cannot regenerate anyone's noise: the server's subsample and noise and every
-  node's own draws come from the operating system's entropy, never from the run config's seed, which seeds only
-  what is meant to be shared (the shared random features and the simulated objective).
+  other nodes' replies, and it cannot regenerate anyone's noise: {noise}
 - **The server's operator** sees {server}.
 - **An outsider** on the network sees TLS traffic to the gateway's port only; without a registered key it
   cannot join (`Failed to activate SuperNode`), and it reaches neither the SuperLink's Control API (registering
@@ -239,6 +237,11 @@ restart everything.
 
 SENT = {"fbo": "the broadcasts of every release", "hype": "the vote's instructions and, through SecAgg+, "
         "the other clients' public keys and encrypted key shares"}
+NOISE = {"fbo": ("the server's subsample and noise and every agent's own draws come from the operating system's "
+                 "entropy of the machine that draws them, never from the run config's seed, which seeds only what "
+                 "is meant to be shared (the shared random features and the simulated objective)."),
+         "hype": ("every client's share of the noise comes from its machine's operating system entropy, never from "
+                  "the run config's seed, which seeds only the simulated losses.")}
 SERVER_SEES = {"fbo": ("the agents' replies (their omega vectors) and the broadcasts, not the agents' data; the "
                        "differential privacy of the broadcasts protects each agent from the other participants "
                        "and from anyone who receives them"),
@@ -283,7 +286,7 @@ def install_section() -> str:
 def security_section(tool: str, nodes: int, insecure: bool) -> str:
     if insecure:
         return f"## Security\n\n{INSECURE_WARNING} Export without `--insecure` for TLS and SuperNode authentication.\n"
-    return SECURITY.format(nodes=nodes, last=nodes - 1, sent=SENT[tool], server=SERVER_SEES[tool],
+    return SECURITY.format(nodes=nodes, last=nodes - 1, sent=SENT[tool], server=SERVER_SEES[tool], noise=NOISE[tool],
                            **variables())
 
 
