@@ -159,7 +159,9 @@ def test_dp_hype_app_on_a_secured_loopback_federation_uses_secagg(loopback):
     assert summary["sigma"] < 0.1
     assert summary["winner"] == int(good_positions(6, 1, 3).argmax())
     assert sum(summary["noisy_sum"]) == pytest.approx(NODES, abs=1.0)
-    assert summary["epsilon"] == pytest.approx(summary["epsilon_planned"], rel=1e-9)
+    # The noise is planned for one dropout (xi = 1/3); all three reported, so the sum carries more noise than
+    # planned and the vote spends less than its plan.
+    assert summary["epsilon"] < summary["epsilon_planned"]
 
 
 def test_a_supernode_without_a_registered_key_is_refused(loopback):
