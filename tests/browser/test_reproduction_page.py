@@ -80,7 +80,7 @@ def test_the_title_the_selector_and_the_summary_name_every_stored_paper(page, ap
     for paper in papers:
         sidebar.get_by_text(PAPER_LABELS[paper], exact=True).wait_for()
     summary = page.locator("[data-testid='stTable']").first.inner_text()
-    assert all(PAPER_LABELS[p] in summary for p in papers), summary
+    assert all(PAPER_TITLES[p] in summary for p in papers), summary
     screenshot(page, "paper_reproduction_front")
     docs_image(page, REPRODUCTION)
     # One paper at a time: DP-HYPE's figures in the paper's order, DP-FTS-DE's parts gone.
