@@ -5,15 +5,19 @@ from __future__ import annotations
 
 import os
 import re
+import subprocess
+import sys
 from argparse import Namespace
 from pathlib import Path
 
 import pytest
 
 from engine.executor import Executor, from_args
+from engine.executor.cluster import TLS_SETTINGS
 from engine.validation import ConfigError
 
-ENGINE = Path(__file__).resolve().parents[1] / "engine"
+ROOT = Path(__file__).resolve().parents[1]
+ENGINE = ROOT / "engine"
 EXECUTOR = ENGINE / "executor"
 STARTS_PROCESSES = re.compile(r"ProcessPoolExecutor|\bloky\b|\bmultiprocessing\b|(?<![A-Za-z_])Client\(|"
                               r"^\s*(from|import) joblib\b")
@@ -55,8 +59,22 @@ def test_executor_options_are_sentences():
         Executor("spark")
     with pytest.raises(ConfigError, match="workers must be >= 1"):
         Executor("joblib", 0)
-    assert from_args(Namespace(executor="dask", scheduler="tls://10.0.0.5:8786", workers=None)).address == \
-        "tls://10.0.0.5:8786"
+
+
+
+def test_a_tls_scheduler_without_this_clients_certificate_is_one_sentence(monkeypatch):
+    """Dask's own answer was a 40-line traceback (TypeError: TLS expects a ssl_context ... got None), after the
+    command had been priced; now it is refused before, in one sentence that names the settings to give."""
+    for name in TLS_SETTINGS:
+        monkeypatch.delenv(name, raising=False)
+    with pytest.raises(ConfigError, match="speaks TLS, and this machine has no client certificate") as refused:
+        from_args(Namespace(executor="dask", scheduler="tls://10.0.0.5:8786", workers=None))
+    assert all(name in str(refused.value) for name in TLS_SETTINGS) and refused.value.field == "scheduler"
+    done = subprocess.run([sys.executable, "-m", "engine", "audit", "--trials", "100", "--executor", "dask",
+                           "--scheduler", "tls://127.0.0.1:9"], capture_output=True, text=True, timeout=120, cwd=ROOT,
+                          env={k: v for k, v in os.environ.items() if k not in TLS_SETTINGS})
+    assert done.returncode == 2 and not done.stdout, done
+    assert done.stderr.count("\n") == 1 and done.stderr.startswith("error: The scheduler tls://127.0.0.1:9 speaks TLS")
 
 
 def test_the_hosts_scheduler_is_the_default_address_of_the_dask_executor(monkeypatch):

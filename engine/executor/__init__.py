@@ -70,6 +70,7 @@ class Executor:
             raise ConfigError("A scheduler address needs the dask executor (--executor dask).", "scheduler")
         if self.scheduler:
             object.__setattr__(self, "scheduler", cluster.check_address(self.scheduler))
+            cluster.check_tls(self.scheduler)       # a tls:// address without this client's certificate: a sentence
 
     @property
     def in_process(self) -> bool:
