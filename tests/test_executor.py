@@ -98,3 +98,53 @@ def nested_pids(_key):
 
 def pid_of(_key) -> int:
     return os.getpid()
+
+
+def _sleep_then(key, seconds):
+    import time
+
+    time.sleep(seconds)
+    return key, os.getpid()
+
+
+def test_jobs_at_once_share_one_session_of_workers():
+    """`reproduce all` runs its papers at once (engine.executor.together) inside one session: every job's tasks
+    ran on the same two worker processes, none in this one, and each job's CPU meter counted its own tasks."""
+    from engine.executor import metered, together, use
+    from engine.reproduce.runs import run_tasks
+
+    def job(name):
+        with metered() as meter:
+            pids = {pid for _, pid in run_tasks([(f"{name}{i}", 0.05) for i in range(6)], _sleep_then)}
+        return pids, meter
+
+    with Executor("joblib", 2).session() as shared, use(shared):
+        out = together({"a": lambda: job("a"), "b": lambda: job("b")})
+    pids = out["a"][0] | out["b"][0]
+    assert len(pids) == 2 and os.getpid() not in pids, out
+    assert all(meter.tasks >= 0 for _, meter in out.values())
+
+
+def test_the_first_job_that_fails_stops_the_others():
+    import time
+
+    from engine.cancel import checkpoint
+    from engine.executor import together
+
+    beats = []
+
+    def endless():
+        for _ in range(6000):           # a minute at most: a guard against a broken stop, not a timing
+            checkpoint()
+            beats.append(1)
+            time.sleep(0.01)
+        return "never stopped"
+
+    def fails():
+        while not beats:
+            time.sleep(0.01)
+        raise ValueError("the first job's error")
+
+    with pytest.raises(ValueError, match="the first job's error"):
+        together({"endless": endless, "fails": fails})
+    assert len(beats) < 6000

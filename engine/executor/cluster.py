@@ -28,7 +28,7 @@ import uuid
 from typing import Callable, Iterator
 
 from engine.cancel import CancelToken, cancellable, checkpoint
-from engine.executor.tasks import Finished, as_task
+from engine.executor.tasks import Finished, as_task, timed_call
 from engine.validation import ConfigError
 
 POLL_SECONDS = 0.2          # longest wait for a task between two cancel checkpoints
@@ -142,7 +142,7 @@ def on_worker(fn: Callable, args: tuple, stop: str):
     threading.Thread(target=watch, name="dpbo-stop-watch", daemon=True).start()
     try:
         with cancellable(token), as_task():
-            return fn(*args)
+            return timed_call(fn, *args)
     finally:
         finished.set()
 
@@ -178,9 +178,11 @@ def stream(fn: Callable, tasks: list, *, address: str | None = None, workers: in
             for future in batch:
                 key = futures[future]
                 try:
-                    yield Finished(key, future.result())
+                    value, cpu = future.result()
                 except Exception as err:  # noqa: BLE001 - e.g. KilledWorker: the caller decides
                     yield Finished(key, None, err)
+                else:
+                    yield Finished(key, value, None, cpu)
                 future.release()
     finally:
         pending = [f for f in futures if not f.done()]

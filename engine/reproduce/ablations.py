@@ -355,15 +355,13 @@ def run_ablations(names=NAMES, *, runs: int = 100, seed: int = 0, jobs: int | No
     for name in names:
         check_choice("ablation", name, NAMES)
     check_int("runs", runs, 2, 10_000)
-    out = {}
-    for name in names:
-        if name == "fig11-neighbours":
-            out[name] = fig11_ablation()
-        elif name == "pogpucb-extent":
-            out[name] = extent_ablation(min(runs, 50), seed)
-        else:
-            out[name] = run_fbo_ablation(name, runs, seed, jobs)
-    return {"ablations": out}
+    own = dict(run_tasks([(name, (runs, seed)) for name in names if name in OWN_CODE], _own_code, jobs=jobs))
+    return {"ablations": {name: own.get(name) or run_fbo_ablation(name, runs, seed, jobs) for name in names}}
+
+
+def _own_code(name: str, runs_seed: tuple) -> tuple[str, dict]:      # one task of the executor each: side by side
+    return name, fig11_ablation() if name == "fig11-neighbours" else extent_ablation(min(runs_seed[0], 50),
+                                                                                     runs_seed[1])
 
 
 def ablation_settings(names=None) -> list[tuple[str, str]]:
