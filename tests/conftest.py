@@ -89,7 +89,13 @@ def cache_dir(tmp_path_factory) -> Path:
 
 
 @pytest.fixture(scope="session")
-def dask_cluster(tmp_path_factory, cache_dir):
+def dask_workdir(tmp_path_factory) -> Path:
+    """The folder of the session's Dask cluster: its processes' logs (``scheduler.log``, ``worker0.log``, ...)."""
+    return tmp_path_factory.mktemp("dask")
+
+
+@pytest.fixture(scope="session")
+def dask_cluster(dask_workdir, cache_dir):
     """A real Dask cluster on 127.0.0.1 for the session: the stock ``dask scheduler`` and two ``dask worker``
     processes (tests/dask_loopback.py), stopped by their pids at the end. Yields ``(address, processes)``."""
     import os
@@ -99,7 +105,7 @@ def dask_cluster(tmp_path_factory, cache_dir):
     from engine.executor.cluster import close_clients
 
     env = dict(os.environ, DPBO_CACHE_DIR=str(cache_dir))
-    with cluster(2, tmp_path_factory.mktemp("dask"), env) as running:
+    with cluster(2, dask_workdir, env) as running:
         try:
             yield running
         finally:

@@ -10,6 +10,7 @@ import sys
 from argparse import Namespace
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from engine.executor import Executor, from_args
@@ -148,3 +149,16 @@ def test_the_first_job_that_fails_stops_the_others():
     with pytest.raises(ValueError, match="the first job's error"):
         together({"endless": endless, "fails": fails})
     assert len(beats) < 6000
+
+
+@pytest.mark.parametrize("mechanism", ["fbo-server", "hype-votes"])
+def test_an_audit_gives_the_same_scores_on_worker_processes_and_in_this_process(mechanism):
+    """On a Dask cluster too: tests/test_commands_on_dask.py."""
+    from engine.audit import ServerAudit, VoteAudit
+    from engine.audit.run import run_audit
+
+    config = ServerAudit(q=0.5, z=1.0, trials=2000, seed=5) if mechanism == "fbo-server" else VoteAudit(trials=2000,
+                                                                                                          seed=5)
+    pooled, alone = run_audit(config, executor=Executor("joblib", 2)), run_audit(config)
+    assert np.array_equal(pooled.scores_in, alone.scores_in) and np.array_equal(pooled.scores_out, alone.scores_out)
+    assert pooled.epsilon_lower == alone.epsilon_lower
