@@ -241,8 +241,9 @@ def cost(args) -> Cost:
                                      workers=workers or cores()))
     processes = max(1, min(workers or cores(), max(1, len(cells))))
     total = sweep_cost(cells, processes, processes=processes > 1, shared=shared) if cells else Cost(0.0, 0.0, "runs")
-    total = replace(total, seconds=total.seconds + sum(c.seconds for c in serial),
-                    memory_mb=max([total.memory_mb] + [c.memory_mb for c in serial]))
+    # Under `all` the papers run at once (engine.executor.together): what each holds adds up.
+    memory = (sum if len(papers) > 1 else max)([total.memory_mb] + [c.memory_mb for c in serial])
+    total = replace(total, seconds=total.seconds + sum(c.seconds for c in serial), memory_mb=memory)
     if not args.no_replication:     # the replication runs the decisive claims' settings again: at most as much
         total = replace(total, seconds=total.seconds * 2)
     knobs = ("runs",)
