@@ -8,7 +8,7 @@ the data set's registry entry (:func:`engine.objectives.registry.dataset_costs`)
 from __future__ import annotations
 
 from engine.cancel import CHUNK_ELEMENTS
-from engine.limits.core import Cost, priced
+from engine.limits.core import Cost, priced, with_margin
 from engine.limits.privacy import accountant_cost
 from engine.objectives.registry import dataset_costs
 
@@ -27,10 +27,10 @@ def objective_cost(dataset: str, n_agents: int, *, alpha: float | None = None, d
     N = int(n_agents)
     if dataset == "synthetic":
         factor = 2.0 if alpha else 1.0
-        seconds, memory = factor * N * SYNTHETIC_AGENT_S, factor * N * SYNTHETIC_AGENT_MB
+        seconds, memory = with_margin("fbo", factor * N * SYNTHETIC_AGENT_S), factor * N * SYNTHETIC_AGENT_MB
     elif domain == "table" and not table_ready:
         costs = dataset_costs(dataset)
-        seconds, memory = costs.table_seconds(N), max(TABLE_BUILD_MB, costs.table_mb)
+        seconds, memory = with_margin("table", costs.table_seconds(N)), max(TABLE_BUILD_MB, costs.table_mb)
     else:
         seconds, memory = 0.0, 0.0
     return priced(seconds, memory, [("agents", N, 200, 1)])
@@ -60,6 +60,12 @@ FBO_ITERATION_S = 5e-4       # an iteration's fixed work (a few dozen small arra
 OWN_OVERHEAD_S = 4e-5        # per model and iteration and 100 features
 OWN_CANDIDATE_S = 3e-10      # per C x F beyond the overhead (tables are grids: engine.surrogate.candidates)
 OWN_GRAM_S = 1.84e-10        # per n^2 F
+# The Gram matrix is a matrix product per model, BLAS-bound once n is large: with n = 505, F = 100 a run took 1.36
+# times as long on OpenBLAS's SandyBridge kernel as on Haswell, with n = 40 1.05 times (benchmarks/
+# bench_price_spread.py). Its price grows by up to this share, in proportion to n up to OWN_GRAM_LARGE_N, so that it
+# covers that kernel with a tenth to spare.
+OWN_GRAM_KERNEL = 0.3
+OWN_GRAM_LARGE_N = 500
 OWN_CHOLESKY_S = 3.4e-13     # per n^3
 OWN_FIT_S = 2.5e-4           # per model and fit, plus OWN_FIT_CUBE_S n^3
 OWN_FIT_CUBE_S = 5e-10
@@ -123,7 +129,7 @@ def fbo_cost(config, n_agents: int, candidates: int | None = None, *, objective:
             seconds += T * R * targets * N * (n_init + T) ** 2 * 100 * 2e-9
         memory += (R * N * (2 * C + M * M)) * 8 / 1e6
     own_seconds, own_mb, own_transient = own_gp_cost(config, K, C)
-    seconds += copies * own_seconds
+    seconds = with_margin("fbo", seconds + copies * own_seconds)     # the run's own work (not its objective, its ε)
     memory += copies * own_mb
     transient += copies * own_transient
     if objective is None:
@@ -166,7 +172,8 @@ def own_gp_cost(config, K: int, C: int) -> tuple[float, float, float]:
     low, values = int(config.n_init) - 1, T + 1
     square = (_sum_of_squares(n) - _sum_of_squares(low)) / values
     cube = (_sum_of_cubes(n) - _sum_of_cubes(low)) / values
-    per_iteration = (OWN_OVERHEAD_S * max(1.0, F / 100) + OWN_CANDIDATE_S * C * F + OWN_GRAM_S * square * F
+    gram = OWN_GRAM_S * (1 + OWN_GRAM_KERNEL * min(1.0, n / OWN_GRAM_LARGE_N))
+    per_iteration = (OWN_OVERHEAD_S * max(1.0, F / 100) + OWN_CANDIDATE_S * C * F + gram * square * F
                      + OWN_CHOLESKY_S * cube)
     fits = (FIRST_FIT_COST + T // int(refit)) if refit else 0
     seconds = OWN_MARGIN * K * (T * per_iteration + fits * (OWN_FIT_S + OWN_FIT_CUBE_S * cube))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from engine.limits.core import Cost, priced
+from engine.limits.core import Cost, priced, with_margin
 from engine.privacy.accountants import PLD_FINE_STEPS, PLD_STEPWISE, RDP_POINTS, curve_counts, pld_point_seconds
 
 # Measured (CPU seconds, 2-core machine): an RDP curve converts each release count in ~0.2 ms (the moments
@@ -74,4 +74,4 @@ def accountant_cost(steps: int, accountants: Sequence[str] = ("rdp",), *, curve:
         if name == "pld":
             memory = max(memory, ACCOUNTANT_BASE_MB + factor * PLD_MB_PER_STEP * steps_for_memory)
     knobs = [("steps", steps, 40, 1)] + ([("accountant", 1, 1, 1)] if "pld" in accountants else [])
-    return priced(seconds, memory, knobs)
+    return priced(with_margin("accountant", seconds), memory, knobs)

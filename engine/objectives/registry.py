@@ -80,8 +80,9 @@ class DatasetCosts:
 # reference machine's seconds (benchmarks/bench_limits.py's "table" cases, each in a fresh process and cache,
 # 2026-11-27), digits 43.1, 26.3, 18.0, 11.5, 11.0 s for 1, 2, 4, 10, 20 agents (priced 2.5 s an agent before:
 # 2.5 s for one); the EMNIST stand-in 31.0, 26.4, 23.1, 21.6, 35.3 s and 68.0 s for its default 50 (priced 110),
-# and 841 MB for one agent (priced 400); breast cancer 2.6-3.5 s for 1-20 agents. Priced start + data / N +
-# N x agent above each of those.
+# and 841 MB for one agent (priced 400); breast cancer 2.6-3.5 s for 1-20 agents, and up to 3.95 s for one agent
+# over repeats, load and BLAS kernels (benchmarks/bench_price_spread.py: its start now 3.5 s). Priced start + data / N
+# + N x agent above each of those.
 COSTS = {
     "synthetic": DatasetCosts(candidates=1000, table_agent_seconds=0.0, query_seconds=2e-7, own_refit_every=0),
     "landmine": DatasetCosts(candidates=50 ** 2, table_agent_seconds=1.8, query_seconds=0.08, own_refit_every=5,
@@ -89,7 +90,7 @@ COSTS = {
     "digits-svm": DatasetCosts(candidates=50 ** 2, table_agent_seconds=0.2, query_seconds=0.015, own_refit_every=5,
                                table_start_seconds=12.0, table_data_seconds=40.0),
     "breast-cancer-lr": DatasetCosts(candidates=16 ** 3, table_agent_seconds=1.0, query_seconds=0.003,
-                                     own_refit_every=5, table_start_seconds=3.0),
+                                     own_refit_every=5, table_start_seconds=3.5),
     "har-standin": DatasetCosts(candidates=10 ** 3, table_agent_seconds=2.0, query_seconds=0.005, own_refit_every=5),
     "emnist-standin": DatasetCosts(candidates=10 ** 3, table_agent_seconds=1.6, query_seconds=0.02,
                                    own_refit_every=5, table_start_seconds=30.0, table_data_seconds=10.0,
