@@ -1,4 +1,5 @@
-"""The wheel's packages: the engine, its public API ``dpbo``, and the stored reproductions as package data.
+"""The wheel's packages: the engine, its public API ``dpbo`` (both typed: ``py.typed``), and the stored
+reproductions as package data.
 
 Everything else (name, version, dependencies, extras, the ``dpbo`` command) is in pyproject.toml. The
 dashboard (``app.py``, ``pages/``, ``ui/``) stays out of the wheel: it runs from a checkout. The stored
@@ -13,5 +14,5 @@ STORED = "engine.reproduce.stored_data"
 setup(
     packages=find_packages(include=["engine", "engine.*", "dpbo"]) + [STORED],
     package_dir={STORED: "data/reproduction"},
-    package_data={STORED: ["*.json", "README.md"]},
+    package_data={STORED: ["*.json", "README.md"], "engine": ["py.typed"], "dpbo": ["py.typed"]},
 )

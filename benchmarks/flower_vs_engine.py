@@ -1,7 +1,8 @@
 """Seeded DP-FTS-DE federations on 127.0.0.1, run by the exported README as written, against the engine.
 
 Exports one app per seed (the settings of ``CONFIG``), starts one federation with the README's start block (TLS,
-SuperNode authentication, three SuperNodes), runs every app's README run block against it in turn, and writes
+SuperNode authentication, the gateway, three SuperNodes, the test-only secrets in its environment), runs every
+app's README run block against it in turn, and writes
 the ServerApps' summaries and their comparison with the engine's runs (``engine.flower.compare``) to ``--out``
 (default ``data/flower/loopback-runs.json``, which ``tests/test_flower_compare.py`` reads).
 
@@ -27,7 +28,7 @@ sys.path.insert(0, str(ROOT))
 from engine.fbo.config import FboConfig  # noqa: E402
 from engine.flower.compare import compare_federation  # noqa: E402
 from engine.flower.export import export_app  # noqa: E402
-from tests.flower_loopback import readme_federation  # noqa: E402
+from tests.flower_loopback import TEST_SECRETS, readme_federation  # noqa: E402
 
 NODES = 3
 CONFIG = FboConfig(agents=NODES, iterations=3, P=1, features=8, n_init=3, q=0.5, z=1.0)
@@ -54,7 +55,10 @@ def main(argv=None) -> int:
             app = Path(folder) / f"seed-{seed}"
             export_app("fbo", CONFIG.replace(seed=seed), app)
             apps.append(app)
-        with readme_federation(apps[0], NODES) as (run, _):
+        # The test-only secrets (engine.flower.randomness) make each seed's run reproducible offline
+        # (engine.flower.offline.run_offline with the same secrets). The stored file's runs of 2026-11-27 ran
+        # before the secrets existed: their server and agents drew from the public seed.
+        with readme_federation(apps[0], NODES, secrets=TEST_SECRETS) as (run, _):
             for seed, app in zip(seeds, apps):
                 summary, seconds = run(app, 600)
                 summary.update(seed=seed, wall_seconds=seconds)

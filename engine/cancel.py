@@ -13,13 +13,16 @@ lookup, so the CLI and library callers pay nothing.
 The token travels in a :class:`contextvars.ContextVar` (like
 ``engine.objectives.builds.report_progress``), so no engine signature has to
 carry it; :func:`work_slices` splits one large vectorised operation into
-chunks with a checkpoint between them.
+chunks with a checkpoint between them. :func:`interruptible` turns the first
+Ctrl-C of a library call into a cancellation (the call returns what it
+finished), the second into the usual KeyboardInterrupt.
 """
 
 from __future__ import annotations
 
 import contextlib
 import contextvars
+import signal
 import threading
 import time
 from typing import Iterator
@@ -90,6 +93,35 @@ def cancellable(token: CancelToken | None) -> Iterator[CancelToken | None]:
         yield token
     finally:
         _CURRENT.reset(reset)
+
+
+@contextlib.contextmanager
+def interruptible(token: CancelToken) -> Iterator[None]:
+    """Within: the first Ctrl-C (SIGINT) cancels ``token``, so the work stops at its next checkpoint; a second
+    one raises KeyboardInterrupt at once. Outside the main thread (where Python delivers no signals), and when
+    another program set its own SIGINT handler, nothing changes."""
+    if (threading.current_thread() is not threading.main_thread()
+            or signal.getsignal(signal.SIGINT) is not signal.default_int_handler):
+        yield
+        return
+
+    def on_interrupt(signum, frame):
+        if token.cancelled:
+            raise KeyboardInterrupt
+        token.cancel()
+
+    signal.signal(signal.SIGINT, on_interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
+@contextlib.contextmanager
+def guarded(token: CancelToken) -> Iterator[None]:
+    """Compute under ``token``: :func:`checkpoint` stops at its deadline, a Stop or a Ctrl-C (:func:`interruptible`)."""
+    with interruptible(token), cancellable(token):
+        yield
 
 
 def current() -> CancelToken | None:

@@ -13,11 +13,13 @@ defaults to the field.
 
 from __future__ import annotations
 
+import functools
+import inspect
 import math
 import numbers
 import re
 import reprlib
-from typing import Iterable
+from typing import Callable, Iterable, TypeVar
 
 # A number as a person types it: ASCII digits, an optional point and exponent (no other scripts' digits, no
 # underscores, no inf or nan). Links, command-line options and typed lists are read with this one form.
@@ -38,6 +40,42 @@ class ConfigError(ValueError):
     def __init__(self, message: str, field: str | None = None):
         super().__init__(message)
         self.field = field
+
+
+F = TypeVar("F", bound=Callable)
+
+
+def api_boundary(function: F) -> F:
+    """``function`` as a public entry point: a ConfigError from anywhere inside it reaches the caller raised
+    here, with none of the engine's frames below (one frame, this boundary's, then the caller's own), so
+    what a user sees is their own code and the sentence. Any other exception (an objective's own error, a
+    KeyboardInterrupt) passes through untouched."""
+    @functools.wraps(function)
+    def public(*args, **kwargs):
+        try:
+            return function(*args, **kwargs)
+        except ConfigError as error:
+            raise error.with_traceback(None) from None     # bad input: the sentence below says which setting
+    # The one frame shown is named after the function the caller called.
+    public.__code__ = public.__code__.replace(co_name=function.__name__, co_qualname=function.__qualname__)
+    return public  # type: ignore[return-value]
+
+
+class Checked(type):
+    """The metaclass of the public configurations: a bad setting raises its ConfigError from the constructor
+    the caller called, without the validation's frames (as :func:`api_boundary` does for functions)."""
+
+    def __call__(cls, *args, **kwargs):
+        try:
+            return super().__call__(*args, **kwargs)
+        except ConfigError as error:
+            raise error.with_traceback(None) from None     # bad input: the sentence below says which setting
+
+    @property
+    def __signature__(cls) -> inspect.Signature:
+        """The class's own constructor's signature (``help`` and ``inspect`` would otherwise show __call__'s)."""
+        signature = inspect.signature(cls.__init__)
+        return signature.replace(parameters=list(signature.parameters.values())[1:], return_annotation=None)
 
 
 def shown(value) -> str:

@@ -15,7 +15,7 @@ from engine.cli import to_json
 from engine.limits import format_seconds
 from engine.privacy import ACCOUNTANT_LABELS
 from engine.validation import ConfigError
-from ui.audit import controls
+from ui.audit import controls, flower
 from ui.audit.figures import epsilon_figure, roc_figure, scores_figure
 from ui.audit.panel import audit_line, canary_note, progress_of
 from ui.kit.charts import show
@@ -65,6 +65,8 @@ with message_col:
         slots.run_is_off(config_error)
 status_slot = st.empty()
 progress_slot = st.empty()
+if values["mechanism"] == "flower":
+    flower.participant_panel(values, controls.widget_key)
 
 if run_clicked and config is not None:
     run_live(controls.RUN_KEY, [audit_line(config)], values=values, draw=lambda live, suffix: None,

@@ -72,8 +72,9 @@ def test_short_run_produces_charts_and_downloads():
     # The exported app deploys this run's delta (the product's rule for 10 agents), and the page says which.
     assert any("delta = 1e-05 for 10 agents (the product's rule" in caption.value for caption in at.caption)
     table = pd.read_csv(io.BytesIO(state.cache["csv"]))
-    # One row per line x run x agent x iteration.
-    assert len(table) == 2 * 2 * 10 * 5
+    # One row per line x run x agent x query: the 10 initial points (iteration 0), then one per iteration 1..4.
+    assert len(table) == 2 * 2 * 10 * (10 + 4)
+    assert {"query", "x0", "y"} <= set(table.columns) and table["iteration"].max() == 4
     # As in a sweep table: "metric" names what is measured, "utility" holds the number (issue 13, item 9).
     assert set(table["metric"]) == {"simple regret"} and table["utility"].dtype == float
     assert set(table["line"]) == {"TS", "DP-FTS-DE"}

@@ -52,6 +52,8 @@ DOORS = [
     ("audit fbo-server", ["audit", "--mechanism", "fbo-server", "--trials", "100000000", "--agents", MILLION]),
     ("audit hype-votes", ["audit", "--mechanism", "hype-votes", "--trials", "100000000", "--candidates", MILLION]),
     ("audit flower", ["audit", "--mechanism", "flower", "--strategy", "dp-fts-de", "--trials", "100000000"]),
+    ("audit flower participant", ["audit", "--mechanism", "flower", "--attacker", "participant", "--strategy",
+                                  "dp-fts-de", "--agents", "50", "--steps", "50"]),
     ("reproduce dp-fts-de", ["reproduce", "dp-fts-de", "--parts", "all", "--runs", "1000", "--quiet"]),
     ("reproduce dp-hype", ["reproduce", "dp-hype", "--repetitions", MILLION, "--quiet"]),
     ("reproduce po-gp-ucb", ["reproduce", "po-gp-ucb", "--runs", "1000", "--quiet"]),
@@ -66,7 +68,7 @@ DOORS = [
 MODES = {
     "data": ("fetch", "status", "build-table"),
     "reproduce": tuple(PAPERS),
-    "audit": (*MECHANISMS, "flower"),
+    "audit": (*MECHANISMS, "flower", "--attacker participant"),
     "export": tuple(f"--tool {tool}" for tool in EXPORT_TOOLS),
     "hype": ("--calibrate", "--fig2a", "--mode data"),
     "privacy": ("--target-epsilon",),

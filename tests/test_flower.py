@@ -17,6 +17,7 @@ from engine.fbo.config import FboConfig
 from engine.fbo.server import aggregate
 from engine.fbo.subregions import Subregions
 from engine.fbo.weights import subregion_weights
+from engine.flower.randomness import server_generator
 from engine.hype.config import HypeConfig
 from engine.hype.voting import noisy_argmax, noisy_vote_sum, top_k_mask
 
@@ -124,8 +125,10 @@ def test_dp_fts_de_broadcast_equals_the_engines_server_round():
     fbo_strategy, _, targets = flower()
     config = FboConfig(agents=6, P=2, features=5, iterations=4, q=0.5, z=1.3, S=2.0, seed=3, runs=1,
                        domain="continuous")
-    strategy = fbo_strategy.DpFtsDeStrategy(config)
-    engine_rng = np.random.default_rng(3)
+    # The same generator on both sides: the server's test-only secret with the run's seed (a deployment draws
+    # from the operating system's entropy, which no one can replay).
+    strategy = fbo_strategy.DpFtsDeStrategy(config, secret="a test secret")
+    engine_rng = server_generator(config.seed, "a test secret")
     assignment = Subregions(2, 1).assign(6)
     vectors = np.random.default_rng(9).normal(size=(3, 6, 5)) * 2
     for server_round in (1, 2, 3):
@@ -143,8 +146,8 @@ def test_a_dropped_agent_counts_as_zero_and_changes_neither_the_sampling_nor_eps
     fbo_strategy, _, targets = flower()
     config = FboConfig(agents=6, P=2, features=5, iterations=4, q=0.5, z=1.3, S=2.0, seed=3, runs=1,
                        domain="continuous")
-    full, dropped = fbo_strategy.DpFtsDeStrategy(config), fbo_strategy.DpFtsDeStrategy(config)
-    engine_rng = np.random.default_rng(3)
+    full, dropped = (fbo_strategy.DpFtsDeStrategy(config, secret=7), fbo_strategy.DpFtsDeStrategy(config, secret=7))
+    engine_rng = server_generator(config.seed, 7)
     assignment = Subregions(2, 1).assign(6)
     vectors = np.random.default_rng(9).normal(size=(3, 6, 5)) * 2
     for server_round in (1, 2, 3):
@@ -383,7 +386,7 @@ def test_an_agent_is_bound_to_the_node_that_first_replied_for_it(capsys):
 
     config = FboConfig(agents=3, P=1, features=4, iterations=3, q=1.0, z=1.0, S=2.0, seed=3, runs=1,
                        domain="continuous")
-    strategy, honest = fbo_strategy.DpFtsDeStrategy(config), fbo_strategy.DpFtsDeStrategy(config)
+    strategy, honest = fbo_strategy.DpFtsDeStrategy(config, secret=1), fbo_strategy.DpFtsDeStrategy(config, secret=1)
     vectors = np.random.default_rng(4).normal(size=(3, 4))
 
     def reply(agent, node):
@@ -394,7 +397,7 @@ def test_an_agent_is_bound_to_the_node_that_first_replied_for_it(capsys):
     strategy.aggregate_train(1, [reply(0, 11), reply(1, 12), reply(2, 13)])
     assert strategy.agent_nodes == {0: 11, 1: 12, 2: 13}
     arrays, _ = strategy.aggregate_train(2, [reply(0, 12), reply(2, 13)])        # node 12 now claims agent 0
-    assert "A reply for agent 0 came from node 12, but agent 0 is node 11" in capsys.readouterr().out
+    assert "a reply for agent 0 came from node 12, but agent 0 is node 11" in capsys.readouterr().out
     assert strategy.history[-1]["missing"] == [0, 1]
     honest.aggregate_train(1, [reply(0, 11), reply(1, 12), reply(2, 13)])
     expected, _ = honest.aggregate_train(2, [reply(2, 13)])                         # agent 0 absent, not node 12's

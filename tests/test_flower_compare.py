@@ -28,6 +28,7 @@ from engine.fbo.weights import subregion_weights  # noqa: E402
 from engine.flower.compare import compare_federation, compare_runs, compare_selected  # noqa: E402
 from engine.flower.fbo_strategy import DpFtsDeStrategy  # noqa: E402
 from engine.flower.offline import run_offline  # noqa: E402
+from engine.flower.participant_targets import PublicSeedStrategy, public_seed_agent  # noqa: E402
 from engine.flower.settings import fbo_config, fbo_run_config  # noqa: E402
 from engine.validation import ConfigError  # noqa: E402
 
@@ -37,11 +38,16 @@ CONFIG = FboConfig(**STORED["config"])
 REPLAYED = 5                 # stored runs replayed in-process (the first ones)
 
 
-def offline_runs(strategy, seeds) -> list[dict]:
+# The offline runs are reproducible through the test-only secrets (engine.flower.randomness), which a deployment
+# never sets: its server and agents draw from the operating system's entropy.
+SECRETS = {"server_secret": "comparison server", "node_secret": "comparison nodes"}
+
+
+def offline_runs(strategy, seeds, **options) -> list[dict]:
     logging.disable(logging.INFO)             # Flower logs every round
     try:
         with contextlib.redirect_stdout(io.StringIO()):
-            return [run_offline(CONFIG.replace(seed=seed), strategy) for seed in seeds]
+            return [run_offline(CONFIG.replace(seed=seed), strategy, **(options or SECRETS)) for seed in seeds]
     finally:
         logging.disable(logging.NOTSET)
 
@@ -81,9 +87,13 @@ class IterationAhead(DpFtsDeStrategy):
 
 
 def test_the_stored_federations_are_what_this_code_gives():
+    # The stored federations ran before the server and the agents drew from secret randomness: their generators
+    # came from the run config's seed. Replayed with those generators (the known-broken copies the participant's
+    # audit keeps), everything else is this code: the rounds, the records, the clipping, the agents.
     summaries = STORED["summaries"]
     assert [s["seed"] for s in summaries] == STORED["seeds"]
-    for stored, replayed in zip(summaries, offline_runs(DpFtsDeStrategy, STORED["seeds"][:REPLAYED])):
+    replays = offline_runs(PublicSeedStrategy, STORED["seeds"][:REPLAYED], agent=public_seed_agent)
+    for stored, replayed in zip(summaries, replays):
         for key in ("rounds", "releases", "queries", "selected", "broadcast_used", "missing"):
             assert stored[key] == replayed[key], key
         for key in ("regret_mean", "broadcast_norm"):

@@ -20,14 +20,18 @@ from pathlib import Path
 import pytest
 
 from engine.reproduce.stored import figure_verdicts
+from tests import api_checks
 from tests.notebook_cells import script
 from tests.test_api import check_notebook_output
+from tests.test_api_runs import check as check_api_facts
 
 pytestmark = pytest.mark.install
 
 ROOT = Path(__file__).resolve().parents[1]
 # What the wheel is built from (pyproject.toml and setup.py say what goes in).
-SOURCES = ("pyproject.toml", "setup.py", "README.md", "engine", "dpbo", "data/reproduction")
+SOURCES = ("pyproject.toml", "setup.py", "README.md", "docs/package.md", "engine", "dpbo", "data/reproduction")
+# The documents whose install lines name the wheel a build makes.
+INSTALL_DOCS = ("docs/api.md", "docs/notebook.md", "docs/tuning.md", "docs/package.md")
 
 
 # pip's own output off, and no compiling of every installed module to bytecode at install time (three quarters of
@@ -83,7 +87,7 @@ def installed(tmp_path_factory) -> Installed:
         if (ROOT / name).is_dir():
             shutil.copytree(ROOT / name, source / name, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
         else:
-            source.mkdir(exist_ok=True)
+            (source / name).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(ROOT / name, source / name)
     pip_env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHONPATH", "PIP_REQUIRE"))}
     built = _run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--quiet", "--wheel-dir", folder / "dist",
@@ -121,7 +125,7 @@ def test_the_dpbo_command_runs_fbo_and_privacy(installed):
     result = json.loads(ran.stdout)
     assert len(result["curve"]) == 4 and result["config"]["agents"] == 10 and result["epsilon"][-1] > 0
     accounted = installed.run(["dpbo", "privacy", "--q", "0.25", "--z", "1", "--steps", "40", "--agents", "200",
-                               "--accountant", "ma"])
+                               "--accountant", "ma", "--delta-rule", "paper"])
     assert accounted.returncode == 0, accounted.stderr
     assert round(json.loads(accounted.stdout)["epsilon"], 4) == 9.9085       # docs/cli.md's number
     bad = installed.run(["dpbo", "fbo", "--q", "1.5"])
@@ -133,7 +137,7 @@ def test_a_sweep_says_which_extra_it_needs_before_running(installed):
                           "1", "--executor", "local", "--out", "t.csv", "--quiet"])
     assert proc.returncode == 2
     assert proc.stderr == ('error: This command needs pyarrow, which the engine-only install leaves out: '
-                           'pip install "dpbo-explorer[dask]".\n')
+                           'install the extra "dask" (in the project\'s checkout: pip install ".[dask]").\n')
 
 
 def test_data_and_cache_folders_are_the_users_not_site_packages(installed):
@@ -174,6 +178,67 @@ def test_the_worked_notebook_runs_where_the_engine_was_installed(installed):
     check_notebook_output(proc.stdout, installed.workdir)
 
 
+def test_the_wheel_is_typed_and_its_description_works_as_written(installed):
+    for package in ("engine", "dpbo"):
+        assert (installed.site_packages / package / "py.typed").is_file(), f"{package} has no py.typed"
+    [wheel] = (installed.folder / "dist").glob("dpbo_explorer-*.whl")
+    code = "import importlib.metadata as m; print(m.metadata('dpbo-explorer').get_payload())"
+    description = installed.python(code).stdout
+    assert description.startswith("# dpbo-explorer"), description[:200]
+    # Nothing it links can fail to resolve where the wheel goes: no link to a file it does not carry.
+    links = re.findall(r"\]\(([^)]+)\)|href='([^']+)'|href=\"([^\"]+)\"", description)
+    assert all(target.startswith("https://") for pair in links for target in pair if target), links
+    # Every document's install lines name the wheel the build makes.
+    for doc in INSTALL_DOCS:
+        named = set(re.findall(r"dpbo_explorer-[^\s\[\"]+\.whl", (ROOT / doc).read_text()))
+        assert named == {wheel.name}, f"{doc} names {named}, the build makes {wheel.name}"
+    # Its example runs as written.
+    [example] = re.findall(r"^```python\n(.*?)^```$", description, re.M | re.S)
+    (installed.workdir / "description.py").write_text(example)
+    ran = installed.run([installed.bin / "python", "description.py"])
+    assert ran.returncode == 0, ran.stderr[-2000:]
+    assert len(ran.stdout.split()) >= 3
+
+
+def test_the_api_keeps_its_promises_where_the_engine_was_installed(installed):
+    # Best points and history, a callback that stops, a KeyboardInterrupt mid-run, refusals priced before any
+    # work, one ConfigError sentence from the call made for every bad input, the objective's own errors.
+    shutil.copy2(Path(api_checks.__file__), installed.workdir / "api_checks.py")
+    proc = installed.run([installed.bin / "python", "api_checks.py"])
+    facts = json.loads(proc.stdout.splitlines()[0])
+    check_api_facts(facts)
+    # The last call is uncaught: what a user sees is their own frame, the API's boundary and one sentence.
+    assert proc.returncode == 1
+    lines = proc.stderr.strip().splitlines()
+    frames = re.findall(r'^  File "([^"]+)", line \d+, in (\S+)$', proc.stderr, re.M)
+    assert [Path(f).name for f, _ in frames] == ["api_checks.py", "validation.py"], proc.stderr
+    assert frames[1][1] == "run_fbo" and Path(frames[1][0]).is_relative_to(installed.site_packages)
+    assert lines[-1] == ("engine.validation.ConfigError: noise (the standard deviation of the observation noise) "
+                         "must be a finite number >= 0, got -1."), proc.stderr
+
+
+def test_the_tuning_example_runs_where_the_engine_was_installed(installed):
+    (installed.workdir / "tuning.py").write_text(script(ROOT / "docs" / "tuning.md"))
+    proc = installed.run([installed.bin / "python", "tuning.py"])
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    print(proc.stdout)                  # the example's output, shown with -s
+    check_tuning_output(proc.stdout)
+
+
+def check_tuning_output(out: str) -> None:
+    """What docs/tuning.md prints: epsilon, each hospital's (C, gamma) of both searches, their test accuracy."""
+    assert re.search(r"^DP-FTS-DE: epsilon = 4\.37 at delta = 1e-05 after 10 releases$", out, re.M), out
+    rows = re.findall(r"^(DP-FTS-DE \(private\)|FTS-DE \(not private\))\s+(\d)\s+(\S+)\s+(\S+)\s+([\d.]+)\s+"
+                      r"([\d.]+)$", out, re.M)
+    assert len(rows) == 10 and {int(r[1]) for r in rows} == set(range(5)), out
+    for _, _, c, gamma, error, accuracy in rows:
+        assert 10 ** -2 <= float(c) <= 10 ** 3 * 1.0001 and 10 ** -5 <= float(gamma) <= 1.0001
+        assert 0 <= float(error) <= 0.5 and 0.5 <= float(accuracy) <= 1
+    means = dict(re.findall(r"^(.*): mean test accuracy ([\d.]+)$", out, re.M))
+    assert set(means) == {"DP-FTS-DE (private)", "FTS-DE (not private)"}, out
+    assert all(float(v) > 0.85 for v in means.values()), means      # a majority-class guess scores 0.63
+
+
 def test_the_exported_flower_app_depends_on_the_installed_engine(installed):
     # The export needs no Flower; the app it writes names this distribution and version, and Flower's.
     exported = installed.run(["dpbo", "export", "flower", "--tool", "fbo", "--agents", "3", "--out", "app"])
@@ -190,15 +255,15 @@ def test_the_exported_flower_app_depends_on_the_installed_engine(installed):
 def _offline_install_lines(app: Path, wheel: Path) -> tuple[str, str]:
     """The exported README's two commands for machines without a registry: (make the wheels, install them).
 
-    The first names the release on the registry; the project is not published, so it takes the wheel built here
-    instead (the README's own alternative, a local build of the project).
+    The first installs from ``$DPBO_SOURCE``, the project's checkout or its wheel (the project is not on a
+    registry): here the wheel built above, as the README's variable says.
     """
     text = (app / "README.md").read_text().split("## Install", 1)[1].split("\n## ", 1)[0]
     [block] = re.findall(r"```text\n(.*?)```", text, re.S)
     make, install = [line.split("  #", 1)[0].strip() for line in block.strip().splitlines()]
-    assert make.startswith("pip wheel ") and install.startswith("pip install --no-index --find-links wheels ")
-    release = re.search(r'"dpbo-explorer\[flower\]==[^"]+"', make).group(0)
-    return make.replace(release, f'"{wheel}[flower]"'), install
+    assert make.startswith('pip wheel "$DPBO_SOURCE[flower]" ')
+    assert install.startswith("pip install --no-index --find-links wheels ")
+    return make.replace("$DPBO_SOURCE", str(wheel)), install
 
 
 def test_the_exported_app_runs_a_secured_federation_from_the_wheel_offline(installed):
@@ -238,3 +303,11 @@ def test_the_exported_app_runs_a_secured_federation_from_the_wheel_offline(insta
     assert summary["releases"] == config.iterations
     plan = make_plan(fbo_config(fbo_run_config(config)))
     assert summary["epsilon"] == pytest.approx(plan.epsilon_after(config.iterations), rel=1e-12)
+    # The README as written sets no test secret: the server drew from the operating system's entropy, and a
+    # participant holding the run config, the code and every broadcast cannot regenerate its noise.
+    from engine.flower.fbo_strategy import DpFtsDeStrategy
+    from engine.flower.participant import attack_fbo
+
+    assert summary["randomness"] == "os-entropy" and summary["status"] == "completed"
+    attack = attack_fbo(fbo_run_config(config), summary["broadcasts"], DpFtsDeStrategy)
+    assert attack.releases == config.iterations and attack.explained == 0

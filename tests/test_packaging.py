@@ -82,8 +82,8 @@ def test_a_missing_optional_dependency_is_one_sentence_naming_its_extra(monkeypa
     monkeypatch.setattr(privacy, "run", run)
     assert cli.main(["privacy", "--q", "0.5", "--z", "1", "--steps", "2", "--delta", "1e-5"]) == 2
     err = capsys.readouterr().err
-    assert err == 'error: This command needs pyarrow, which the engine-only install leaves out: pip install ' \
-                  '"dpbo-explorer[dask]".\n'
+    assert err == 'error: This command needs pyarrow, which the engine-only install leaves out: install the extra ' \
+                  '"dask" (in the project\'s checkout: pip install ".[dask]").\n'
 
 
 def test_the_lock_holds_versions_the_pinned_flower_accepts():

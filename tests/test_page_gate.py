@@ -26,6 +26,7 @@ HEAVY = {
     "engine.hype.sweeps": ("evaluate_grid", "success_grid"),
     "engine.pogpucb.runner": ("iter_pogpucb", "run_pogpucb"), "engine.pogpucb.tasks": ("build_task",),
     "engine.audit.run": ("run_audit",), "engine.flower.audit": ("audit_strategy", "run_strategy_audit"),
+    "engine.flower.participant_targets": ("participant_audit",),
     "engine.sweep.runner": ("iter_sweep", "run_sweep"), "engine.sweep.upload": ("read_upload",),
     "engine.sweep.store": ("read_table",), "engine.flower.export": ("app_zip", "export_app"),
     "engine.objectives.registry": ("build_objective",),

@@ -15,7 +15,8 @@ from engine.fbo.config import WEIGHT_SCHEDULES, WEIGHTS
 from engine.hype.config import AGGREGATIONS
 from engine.privacy import ACCOUNTANTS, SAMPLING, GAUSSIAN_ACCOUNTANTS
 from engine.settings import setting, validate
-from engine.validation import ConfigError
+from engine.settings_doc import documented
+from engine.validation import Checked, ConfigError
 
 MECHANISMS = ("fbo-server", "hype-votes")
 MECHANISM_LABELS = {"fbo-server": "Federated BO server round (DP-FTS-DE, Algorithm 1)",
@@ -41,11 +42,13 @@ def _trials(default=200_000):
 
 
 def _delta():
-    return setting(1e-5, low=0, high=1, low_open=True, high_open=True, link=(0, 1), label="δ")
+    return setting(1e-5, low=0, high=1, low_open=True, high_open=True, link=(0, 1), label="δ",
+                   help="delta at which the claimed epsilon is stated")
 
 
 def _seed():
-    return setting(0, low=0, high=2**32 - 1, link=(0, 2**32 - 1), label="seed")
+    return setting(0, low=0, high=2**32 - 1, link=(0, 2**32 - 1), label="seed",
+                   help="fixes the games' randomness: the same seed gives the same result")
 
 
 def _noise_scale():
@@ -53,8 +56,9 @@ def _noise_scale():
                    help="negative control: multiply the noise actually added, keep the claim")
 
 
+@documented
 @dataclass(frozen=True)
-class ServerAudit:
+class ServerAudit(metaclass=Checked):
     """The fbo-server game: T server rounds with a canary agent in (D) or out (D').
 
     ``canary_norm`` is the canary vector's norm in units of the clip bound
@@ -83,7 +87,7 @@ class ServerAudit:
     weight_a: float = setting(15.0, low=0, low_open=True, noun="weight parameter a", link=(0, HUGE),
                               label="weight a", help="a of the softmax weights")
     weight_schedule: str = setting("synthetic", choices=WEIGHT_SCHEDULES, noun="weight schedule",
-                                   label="weight schedule")
+                                   label="weight schedule", help="how the weights' a_t decays (as FboConfig's)")
     canary_norm: float = setting(1.0, low=0, high=MAX_CANARY_NORM, low_open=True, noun="canary norm",
                                  link=(0, MAX_CANARY_NORM), label="canary norm",
                                  help="canary norm in clip bounds (e.g. 1000 checks that clipping happens)")
@@ -140,8 +144,9 @@ class ServerAudit:
         return dataclasses.replace(self, **changes)
 
 
+@documented
 @dataclass(frozen=True)
-class VoteAudit:
+class VoteAudit(metaclass=Checked):
     """The hype-votes game: one DP-HYPE vote with the canary client's k votes on set A (D) or B (D').
 
     Give the noise as ``epsilon`` (calibrated as the DP-HYPE run does) or as
@@ -163,7 +168,8 @@ class VoteAudit:
     trials: int = _trials()
     delta: float = _delta()
     seed: int = _seed()
-    accountant: str = setting("pld", choices=GAUSSIAN_ACCOUNTANTS, label="accountant")
+    accountant: str = setting("pld", choices=GAUSSIAN_ACCOUNTANTS, label="accountant",
+                              help="accountant of the claimed epsilon")
     noise_scale: float = _noise_scale()
 
     mechanism = "hype-votes"

@@ -118,8 +118,8 @@ def missing_extra(err: ModuleNotFoundError) -> str | None:
     top = (err.name or "").split(".")[0]
     if top not in EXTRAS:
         return None
-    return (f"This command needs {top}, which the engine-only install leaves out: "
-            f"pip install \"dpbo-explorer[{EXTRAS[top]}]\".")
+    return (f"This command needs {top}, which the engine-only install leaves out: install the extra "
+            f"\"{EXTRAS[top]}\" (in the project's checkout: pip install \".[{EXTRAS[top]}]\").")
 
 
 def require(module: str) -> None:

@@ -7,7 +7,7 @@ import sys
 from engine.audit import MECHANISMS, ServerAudit, VoteAudit, audit_cost, run_audit
 from engine.executor import add_arguments as add_executor_arguments
 from engine.executor import from_args
-from engine.limits import strategy_audit_cost
+from engine.limits import participant_audit_cost, strategy_audit_cost
 from engine.settings import add_config_arguments, public
 from engine.validation import ConfigError, check_choice
 
@@ -27,6 +27,9 @@ def add_arguments(parser) -> None:
                                        "--features --steps --canary-norm)")
     flower.add_argument("--strategy", help="built-in name or MODULE:FACTORY (local only); see engine.flower.audit")
     flower.add_argument("--claimed-epsilon", type=float, help="claim to test instead of the strategy's accountant")
+    flower.add_argument("--attacker", default="game",
+                        help="game (the distinguishing game) or participant (one agent that knows the run config, "
+                             "the app's code, its own replies and every broadcast regenerates the noise)")
     parser.add_argument("--workers", type=int, default=1, help="processes to play the trials in (same scores)")
     add_executor_arguments(parser, workers=False)
     server = parser.add_argument_group("fbo-server (DP-FTS-DE server round)")
@@ -52,11 +55,15 @@ def cost(args):
     from_args(args)         # --scheduler without --executor dask, a malformed address: one sentence
     if args.mechanism == "flower":
         from engine.cli.audit_flower import config_from_args as flower_config   # loads no Flower
+        from engine.flower.audit_config import ParticipantAudit
 
         config = flower_config(args)
+        if isinstance(config, ParticipantAudit):
+            return participant_audit_cost(config.app, config.agents, config.steps)
         return strategy_audit_cost(config.trials, config.steps, config.agents, config.features)
-    if args.strategy is not None or args.claimed_epsilon is not None:
-        raise ConfigError("--strategy and --claimed-epsilon apply to the flower mechanism only.", "strategy")
+    if args.strategy is not None or args.claimed_epsilon is not None or args.attacker != "game":
+        raise ConfigError("--strategy, --claimed-epsilon and --attacker apply to the flower mechanism only.",
+                          "strategy")
     return audit_cost(config_from_args(args))
 
 

@@ -11,15 +11,35 @@ import sys
 
 from engine.executor import from_args
 from engine.flower.audit import BUILTINS, StrategyAudit, load_factory, run_strategy_audit
-from engine.validation import ConfigError, check_int
+from engine.flower.audit_config import PARTICIPANT_TARGETS, ParticipantAudit
+from engine.validation import ConfigError, check_choice, check_int
 
 SHARED = ("q", "z", "S", "agents", "features", "steps", "canary_norm", "trials", "delta", "seed")
 MAX_WORKERS = 64
 NOT_FOR_FLOWER = ("P", "sampling", "weights", "weight_a", "weight_schedule", "epsilon", "sigma", "k", "candidates",
                   "clients", "aggregation")
+ATTACKERS = ("game", "participant")
+PARTICIPANT_OPTIONS = ("agents", "steps", "q", "z", "S", "P", "features", "candidates", "k", "epsilon", "seed")
+NOT_FOR_PARTICIPANT = ("trials", "canary_norm", "delta", "claimed_epsilon", "sampling", "weights", "weight_a",
+                       "weight_schedule", "sigma", "clients", "aggregation")
 
 
-def config_from_args(args) -> StrategyAudit:
+def participant_config(args) -> ParticipantAudit:
+    """The participant's attack of ``--attacker participant`` (its own targets, its own options)."""
+    if not args.strategy:
+        raise ConfigError(f"Name the target with --strategy: one of {', '.join(PARTICIPANT_TARGETS)}.", "strategy")
+    stray = [name for name in NOT_FOR_PARTICIPANT if getattr(args, name, None) is not None]
+    if stray:
+        raise ConfigError(f"--{stray[0].replace('_', '-')} does not apply to the participant's attack.", stray[0])
+    if getattr(args, "noise_scale", 1.0) not in (None, 1.0):
+        raise ConfigError("--noise-scale does not apply to the participant's attack.", "noise_scale")
+    settings = {name: getattr(args, name) for name in PARTICIPANT_OPTIONS if getattr(args, name, None) is not None}
+    return ParticipantAudit(strategy=args.strategy, **settings)
+
+
+def config_from_args(args) -> StrategyAudit | ParticipantAudit:
+    if check_choice("attacker", getattr(args, "attacker", "game") or "game", ATTACKERS) == "participant":
+        return participant_config(args)
     if not args.strategy:
         raise ConfigError(f"Name the strategy with --strategy: one of {', '.join(BUILTINS)} or MODULE:FACTORY.",
                           "strategy")
@@ -37,6 +57,8 @@ def config_from_args(args) -> StrategyAudit:
 
 def run_flower(args) -> dict:
     config = config_from_args(args)
+    if isinstance(config, ParticipantAudit):
+        return run_participant(config)
     workers = check_int("workers", getattr(args, "workers", 1), 1, MAX_WORKERS, name="number of worker processes")
     try:
         factory = load_factory(config.strategy)      # refuses module paths when hosted, before any work
@@ -47,4 +69,16 @@ def run_flower(args) -> dict:
     if result["violation"]:
         print(f"warning: the audited lower bound {result['epsilon_lower']:.3f} exceeds the claimed epsilon "
               f"{result['epsilon_claimed']:.3f}: the strategy leaks more than it claims.", file=sys.stderr)
+    return result
+
+
+def run_participant(config: ParticipantAudit) -> dict:
+    try:
+        from engine.flower.participant_targets import participant_audit     # needs Flower
+    except ImportError as err:
+        raise ConfigError(f"The participant's attack needs Flower (pip install -r requirements-dev.txt): {err}.",
+                          "strategy") from err
+    result = participant_audit(config)
+    if result["regenerated"]:
+        print(f"warning: {result['verdict']}", file=sys.stderr)
     return result

@@ -17,6 +17,16 @@ Every agent keeps two models, on purpose apart:
 
 The K = R x N models of each kind are stacked, so an iteration is a handful of
 array operations whatever N is.
+
+The pool also keeps every agent's query history (the points in [0, 1]^D, the
+noiseless values and the observed ones, in the order queried) for the result's
+best points and history. An objective that asks for it (``standardise``, a
+researcher's own function) has each agent standardise its own observations
+before its two surrogates see them: zero mean and unit standard deviation over
+that agent's observations so far (:func:`standardised`), re-done after every
+observation. Only the agent's own data enters its standardisation, and the
+server's clipping bounds whatever vector it then sends, so this changes no
+privacy guarantee.
 """
 
 from __future__ import annotations
@@ -28,6 +38,21 @@ from engine.fbo.domain import Candidates, Domain, TableDomain
 from engine.objectives.own import metric_scale
 from engine.surrogate import OwnGp, SeHyperparameters
 from engine.surrogate.blr import batched_blr
+
+
+# A spread this small against the values' size is rounding, not signal: such an agent's values are only centred.
+FLAT_SPREAD = 1e-10
+
+
+def standardised(y: np.ndarray) -> np.ndarray:
+    """Each row of ``y`` (K, n) centred and divided by its standard deviation (ddof 1); a row of fewer than two
+    values, or whose spread is below ``FLAT_SPREAD`` of its mean's size, is only centred."""
+    mean = y.mean(axis=1, keepdims=True)
+    if y.shape[1] < 2:
+        return y - mean
+    spread = y.std(axis=1, ddof=1, keepdims=True)
+    scale = np.where(spread > FLAT_SPREAD * np.abs(mean), spread, 1.0)
+    return (y - mean) / scale
 
 
 class AgentPool:
@@ -66,6 +91,13 @@ class AgentPool:
         self.reference = np.asarray(domain.objective.reference, dtype=float)[domain.agent_ids]
         self._metric_scale = metric_scale(domain.objective)     # -1: an own objective's best value, maximised
         self.best = np.full((self.n_runs, self.n_agents), -np.inf)
+        # Every query so far (run, agent, query): its point in [0, 1]^D, its noiseless and its observed value.
+        self.count = 0
+        shape = (self.n_runs, self.n_agents, int(capacity))
+        self.history_X = np.zeros(shape + (domain.objective.dim,))
+        self.history_values = np.zeros(shape)
+        self.history_y = np.zeros(shape)
+        self.standardise = bool(domain.objective.standardise)
         # Table domains: which candidates each agent has queried (for the authors' repeated-query rule).
         self._visited = None
         if isinstance(domain, TableDomain):
@@ -79,17 +111,28 @@ class AgentPool:
         K = self.n_runs * self.n_agents
         batch = values.ndim == 3
         n = values.shape[2] if batch else 1
+        seen = slice(self.count, self.count + n)
+        coordinates = self.domain.coordinates(choice).reshape(K, n, -1)
+        self.history_X[:, :, seen] = coordinates.reshape(self.n_runs, self.n_agents, n, -1)
+        self.history_values[:, :, seen] = values.reshape(self.n_runs, self.n_agents, n)
+        self.history_y[:, :, seen] = y.reshape(self.n_runs, self.n_agents, n)
+        self.count += n
         if self.shared is not None:
             phi = self.domain.features_at(choice).reshape(K, n, self.n_features)
             self.shared.add_batch(phi, y.reshape(K, n))
             checkpoint()
         if self.own is not None:
-            X = self.domain.coordinates(choice).reshape(K, n, -1)
-            self.own.add_batch(X, y.reshape(K, n))
+            self.own.add_batch(coordinates, y.reshape(K, n))
         if self._visited is not None:
             index = np.asarray(choice).reshape(self.n_runs, self.n_agents, n)
             np.put_along_axis(self._visited, index, True, axis=2)
         self.best = np.maximum(self.best, values.max(axis=2) if batch else values)
+        if self.standardise:
+            # Each agent's values so far, standardised on its own observations, replace what its surrogates hold.
+            scaled = standardised(self.history_y[:, :, :self.count].reshape(K, self.count))
+            for model in (self.shared, self.own):
+                if model is not None:
+                    model.replace_values(scaled)
 
     def initialise(self, regions: np.ndarray | None, n_init: int, rng: np.random.Generator) -> None:
         """Query ``n_init`` initial points per agent (from its sub-region, or anywhere when None).
@@ -143,6 +186,13 @@ class AgentPool:
         """Draws of omega from the shared-feature posteriors, (R, N, n_samples, M): what agents send."""
         draws = self.shared.sample(rng, n_samples)
         return draws.reshape(self.n_runs, self.n_agents, n_samples, self.n_features)
+
+    def history(self, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The first ``n`` queries of every agent: points in [0, 1]^D (R, N, n, D), noiseless values (R, N, n) and
+        observed values (R, N, n), in the domain's maximised sign (copies)."""
+        n = min(int(n), self.count)
+        return (self.history_X[:, :, :n].copy(), self.history_values[:, :, :n].copy(),
+                self.history_y[:, :, :n].copy())
 
     @property
     def metric(self) -> np.ndarray:

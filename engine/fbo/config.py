@@ -15,7 +15,8 @@ from engine.objectives.registry import DATASETS, check_split
 from engine.privacy import ACCOUNTANTS, DEFAULT_ACCOUNTANT, DELTA_RULES, SAMPLING, supports
 from engine.privacy.accountants import Q_MIN, Z_MAX, Z_MIN
 from engine.settings import SEED_MAX, from_dict, setting, validate
-from engine.validation import ConfigError, check_range
+from engine.settings_doc import documented
+from engine.validation import Checked, ConfigError, check_range
 
 ALGORITHMS = ("ts", "fts", "fts-de", "dp-fts", "dp-fts-de", "rgpe", "taf")
 # The FTS paper's setting (Sec. 3.1-3.2): one target agent and N other agents that finished their BO
@@ -43,12 +44,21 @@ def _check_alpha(config, value) -> float:
     return check_range("alpha", value, 0, 1 if config.dataset == "synthetic" else None, name="heterogeneity alpha")
 
 
+@documented
 @dataclass(frozen=True)
-class FboConfig:
-    """Every parameter of one federated BO experiment (possibly several runs)."""
+class FboConfig(metaclass=Checked):
+    """Every parameter of one federated BO experiment (possibly several runs), validated on construction.
 
-    algorithm: str = setting("dp-fts-de", choices=ALGORITHMS, label="algorithm", page_param="algorithms")
-    dataset: str = setting("synthetic", choices=DATASETS, label="data set")
+    A bad value raises ConfigError with one sentence and the field (``err.field``); ``config.replace(q=0.5)``
+    gives a modified copy. With a researcher's own objective (``dpbo.run_fbo(config, f, box=...)``) the data
+    set's fields (dataset, alpha, objective_seed, split, domain, dissimilarity) do not apply.
+    """
+
+    algorithm: str = setting("dp-fts-de", choices=ALGORITHMS, label="algorithm", page_param="algorithms",
+                             help="ts (every agent alone), fts, fts-de, dp-fts, dp-fts-de (private: subsampled, "
+                                  "clipped and noised server rounds), rgpe or taf (the FTS paper's rivals)")
+    dataset: str = setting("synthetic", choices=DATASETS, label="data set",
+                           help="the built-in task the agents optimise (ignored with your own objective)")
     # None: the task's own number (e.g. 29 landmine fields); the CLI's default.
     agents: int | None = setting(200, kind=int, optional=True, low=2, noun="number of agents N", link=(2, 100_000),
                                  cli_default=None, label="agents N",
@@ -81,7 +91,9 @@ class FboConfig:
     weight_a: float = setting(15.0, low=0, low_open=True, noun="weight parameter a", link=(1e-9, 1e6),
                               label="weight a", help="a of the softmax weights")
     weight_schedule: str = setting("synthetic", choices=WEIGHT_SCHEDULES, noun="weight schedule",
-                                   label="temperature schedule")
+                                   label="temperature schedule",
+                                   help="how the weights' a_t decays: synthetic (over t = 6..10) or real (constant "
+                                        "10, then over 30 iterations), as the paper's App. B")
     # False: initial points from the whole domain (App. Fig. 5 ablation).
     local_exploration: bool = setting(True, label="local exploration at initialisation",
                                       help="draw initial points from the whole domain instead of the agent's "
@@ -125,10 +137,13 @@ class FboConfig:
     split: str | None = setting(None, kind=str, choices=SPLITS, noun="data split", not_on_page=CLI_ONLY,
                                 help="landmine data split: authors (the paper's fixed split, default) or seeded "
                                      "(drawn from --objective-seed)")
-    domain: str = setting("table", choices=("table", "continuous"), label="domain")
+    domain: str = setting("table", choices=("table", "continuous"), label="domain",
+                          help="a real task's candidates: its precomputed table, or any point (one model trained "
+                               "per query)")
     runs: int = setting(5, low=1, noun="number of runs", link=(1, 1000), label="runs",
                         help="independent runs simulated together")
-    seed: int = setting(0, low=0, high=SEED_MAX, link=(0, SEED_MAX), label="seed")
+    seed: int = setting(0, low=0, high=SEED_MAX, link=(0, SEED_MAX), label="seed",
+                        help="fixes the run's randomness: the same seed gives the same result")
     accountant: str = setting(DEFAULT_ACCOUNTANT, choices=ACCOUNTANTS, label="accountant",
                               help="how epsilon is computed: rdp (dp_accounting's RDP, the product's default), ma "
                                    "(the moments accountant the DP-FTS-DE paper used) or pld")

@@ -185,7 +185,10 @@ def plan_cost(config: FboConfig, objective: Objective | None = None, *, objectiv
     built = objective_cost(config.dataset, N, alpha=config.alpha, domain=config.domain, table_ready=ready)
     if objective is not None or objective_counted:
         built = replace(built, seconds=0.0, memory_mb=0.0)
-    return fbo_cost(config, N, candidates, objective=built)
+    own = None
+    if isinstance(objective, OwnObjective):     # continuous, its own refit period; its calls are its own time
+        own = {"dim": objective.dim, "refit_every": objective.own_refit_every}
+    return fbo_cost(config, N, candidates, objective=built, own=own)
 
 
 def lines_cost(configs: Sequence[FboConfig], *, objectives_built: bool = False,

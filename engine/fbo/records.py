@@ -75,9 +75,36 @@ class IterationRecord:
         return standard_error(self.run_means)
 
 
+@dataclass(frozen=True)
+class BestPoint:
+    """One query: where (``x``, (D,)), its value, and which run, agent and iteration made it (0: initial)."""
+
+    x: np.ndarray
+    value: float
+    run: int
+    agent: int
+    iteration: int
+
+
+STOP_REASONS = ("callback", "interrupted", "time limit", "error")
+
+
 @dataclass
 class FboResult:
-    """All records of a finished (or stopped) simulation."""
+    """All records of a finished (or stopped) simulation, with every agent's query history.
+
+    Shapes: R runs, N agents, D dimensions, T iterations done, n = n_init + T queries per agent (the n_init
+    initial points first, then one per iteration).
+
+    ``X`` (R, N, n, D): every query, in the objective's own box and units (a researcher's own function) or on
+    the task's [0, 1]^D; ``y`` (R, N, n): the values observed there (with the noise the run adds, if any), in
+    the objective's units; ``values`` (R, N, n): the same without that noise (``y`` when the run adds none).
+    ``minimise``: lower values are better (a researcher's function with ``minimise=True``).
+    ``stopped``: None for a run that did all its iterations, else why it ended early: "callback" (a callback
+    asked), "interrupted" (KeyboardInterrupt, Ctrl-C), "time limit" or "error" (the objective returned a bad
+    value, a ConfigError, in a loop of ``iterate_fbo``); the records, history and best points are those of the
+    finished iterations.
+    """
 
     config: FboConfig
     records: list[IterationRecord] = field(default_factory=list)
@@ -88,6 +115,65 @@ class FboResult:
     wall_seconds: float = 0.0
     metric_label: str = "simple regret"
     objective: str | None = None            # the name of a researcher's own objective (None: the config's data set)
+    X: np.ndarray | None = None             # (R, N, n, D)
+    y: np.ndarray | None = None             # (R, N, n)
+    values: np.ndarray | None = None        # (R, N, n)
+    minimise: bool = False
+    stopped: str | None = None
+
+    @property
+    def complete(self) -> bool:
+        """Whether the run did all ``config.iterations`` iterations."""
+        return self.stopped is None and len(self.records) == self.config.iterations + 1
+
+    @property
+    def iterations_done(self) -> int:
+        """T done: the last finished iteration (0 after the initial points; -1 before them)."""
+        return self.records[-1].iteration if self.records else -1
+
+    @property
+    def query_iteration(self) -> np.ndarray:
+        """The iteration of every query, (n,): 0 for the n_init initial points, then 1, 2, ..."""
+        n = 0 if self.X is None else self.X.shape[2]
+        n_init = n - max(self.iterations_done, 0)
+        return np.concatenate([np.zeros(n_init, dtype=int), np.arange(1, n - n_init + 1)])
+
+    def _best_index(self) -> np.ndarray:
+        """Index of each agent's best query (by the noiseless value), (R, N)."""
+        if self.values is None or self.values.shape[2] == 0:
+            raise ValueError("This result has no queries yet: the run stopped before its initial points.")
+        return np.argmin(self.values, axis=2) if self.minimise else np.argmax(self.values, axis=2)
+
+    @property
+    def best_x(self) -> np.ndarray:
+        """Each agent's best point found, (R, N, D), in the objective's units (as ``X``)."""
+        index = self._best_index()
+        return np.take_along_axis(self.X, index[:, :, None, None], axis=2)[:, :, 0]
+
+    @property
+    def best_value(self) -> np.ndarray:
+        """Each agent's best value found (noiseless, as the curve measures it), (R, N)."""
+        return np.take_along_axis(self.values, self._best_index()[:, :, None], axis=2)[:, :, 0]
+
+    @property
+    def best_iteration(self) -> np.ndarray:
+        """The iteration in which each agent found its best point, (R, N) (0: one of its initial points)."""
+        return self.query_iteration[self._best_index()]
+
+    def best(self, run: int | None = None, agent: int | None = None) -> BestPoint:
+        """The best query over all runs and agents (or of one ``run`` and/or ``agent``).
+
+        With a per-agent objective each agent has its own function: compare one agent's points
+        (``best(agent=a)``), or pick by your own rule from ``best_x`` and ``best_value``.
+        """
+        values = self.best_value
+        runs = np.arange(values.shape[0]) if run is None else np.array([int(run)])
+        agents = np.arange(values.shape[1]) if agent is None else np.array([int(agent)])
+        block = values[np.ix_(runs, agents)]
+        r, a = np.unravel_index(np.argmin(block) if self.minimise else np.argmax(block), block.shape)
+        r, a = int(runs[r]), int(agents[a])
+        return BestPoint(x=self.best_x[r, a].copy(), value=float(values[r, a]), run=r, agent=a,
+                         iteration=int(self.best_iteration[r, a]))
 
     @property
     def curve(self) -> np.ndarray:
@@ -109,14 +195,22 @@ class FboResult:
         return np.stack(columns, axis=1).astype(float) if columns else np.empty((self.config.runs, 0))
 
     @property
-    def epsilon(self) -> list[float] | None:
+    def epsilon(self) -> np.ndarray | None:
+        """Privacy loss after each iteration, (T + 1,) (0 after the initial points); None without DP."""
         if not self.config.is_private:
             return None
-        return [r.epsilon for r in self.records]
+        return np.array([r.epsilon for r in self.records], dtype=float)
 
     @property
     def clipped_fraction(self) -> list[float | None]:
         return [r.clipped_fraction for r in self.records]
+
+    def _best_json(self) -> dict | None:
+        if self.values is None or self.values.shape[2] == 0:
+            return None
+        best = self.best()
+        return {"x": best.x.tolist(), "value": best.value, "run": best.run, "agent": best.agent,
+                "iteration": best.iteration}
 
     def to_json(self) -> dict:
         """The CLI's JSON object (see the headless contract in the README)."""
@@ -131,30 +225,42 @@ class FboResult:
             "metric": self.metric_label,
             "curve": self.curve.tolist(),
             "curve_stderr": [v if np.isfinite(v) else None for v in self.curve_stderr.tolist()],
-            "epsilon": self.epsilon,
+            "epsilon": None if self.epsilon is None else self.epsilon.tolist(),
             "delta": self.delta,
             "clipped_fraction": self.clipped_fraction,
             "n_selected": [None if r.n_selected is None else float(np.mean(r.n_selected)) for r in self.records],
             "budget_reached_at": self.budget_reached_at,
+            "best": self._best_json(),
+            "stopped": self.stopped,
             "wall_seconds": self.wall_seconds,
         }
 
     def to_frame(self) -> pd.DataFrame:
-        """Tidy table: one row per run x agent x iteration.
+        """Tidy table: one row per run x agent x query (the n_init initial points as iteration 0).
 
-        As in a sweep table (and the JSON), ``metric`` names what is measured
-        (e.g. "simple regret") and ``utility`` holds the number (lower is better).
+        As in a sweep table (and the JSON), ``metric`` names what is measured (e.g. "simple regret") and
+        ``utility`` holds the number after that query's iteration (lower is better, or as ``metric_label``
+        says); ``x0`` ... ``x{D-1}`` are the query's point (as ``X``), ``y`` its observed value, ``epsilon``
+        the privacy loss after the iteration.
         """
-        frames = []
-        for r in self.records:
-            runs, agents = r.metric.shape
-            frames.append(pd.DataFrame({
-                "algorithm": self.config.algorithm,
-                "run": np.repeat(np.arange(runs), agents),
-                "agent": np.tile(np.arange(agents), runs),
-                "iteration": r.iteration,
-                "metric": self.metric_label,
-                "utility": r.metric.ravel(),
-                "epsilon": np.nan if r.epsilon is None else r.epsilon,
-            }))
-        return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+        if not self.records:
+            return pd.DataFrame()
+        R, N = self.records[0].metric.shape
+        iteration = self.query_iteration
+        n = len(iteration)
+        utility = np.stack([r.metric for r in self.records], axis=2)[:, :, iteration]      # (R, N, n)
+        epsilon = np.full(len(self.records), np.nan) if self.epsilon is None else self.epsilon
+        frame = pd.DataFrame({
+            "algorithm": self.config.algorithm,
+            "run": np.repeat(np.arange(R), N * n),
+            "agent": np.tile(np.repeat(np.arange(N), n), R),
+            "iteration": np.tile(iteration, R * N),
+            "query": np.tile(np.arange(n), R * N),
+            "metric": self.metric_label,
+            "utility": utility.ravel(),
+            "epsilon": np.tile(epsilon[iteration], R * N),
+        })
+        for d in range(self.X.shape[3]):
+            frame[f"x{d}"] = self.X[:, :, :, d].ravel()
+        frame["y"] = self.y.ravel()
+        return frame

@@ -159,12 +159,27 @@ class Simulation:
         self._seconds += time.perf_counter() - start
         return record
 
-    def result(self) -> FboResult:
-        """The :class:`FboResult` of the records produced so far."""
-        return FboResult(config=self.config, records=list(self._records), n_agents=self.n_agents, delta=self.delta,
+    def result(self, upto: int | None = None, stopped: str | None = None) -> FboResult:
+        """The :class:`FboResult` of the records produced so far (or of iterations 0..``upto``), with every
+        agent's queries up to there; ``stopped`` says why a run ended early (``FboResult.stopped``)."""
+        records = self._records if upto is None else self._records[:int(upto) + 1]
+        own = self.objective if isinstance(self.objective, OwnObjective) else None
+        X, values, y = self._history(records[-1].iteration if records else None)
+        if own is not None:          # the function's own box and units (the engine maximises sign * f on [0, 1]^D)
+            sign = -1.0 if own.minimise else 1.0
+            X, values, y = own.to_box(X), sign * values, sign * y
+        return FboResult(config=self.config, records=list(records), n_agents=self.n_agents, delta=self.delta,
                          z=self.z, budget_reached_at=self.budget_reached_at, wall_seconds=self._seconds,
-                         metric_label=self.metric_label,
-                         objective=self.objective.name if isinstance(self.objective, OwnObjective) else None)
+                         metric_label=self.metric_label, objective=own.name if own is not None else None,
+                         X=X, y=y, values=values, minimise=bool(own is not None and own.minimise), stopped=stopped)
+
+    def _history(self, iteration: int | None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The queries up to the end of ``iteration`` (None: none yet) of every run and agent."""
+        pool = getattr(self, "pool", None)
+        if iteration is None or pool is None:
+            R, N, D = self.config.runs, self.n_agents if pool is None else pool.n_agents, self.objective.dim
+            return np.zeros((R, N, 0, D)), np.zeros((R, N, 0)), np.zeros((R, N, 0))
+        return pool.history(self.config.n_init + int(iteration))
 
     @property
     def records(self) -> list[IterationRecord]:

@@ -2,22 +2,29 @@
 
 Each ServerApp reads the explorer's settings from the run config, waits for
 its nodes, runs, logs a one-line JSON summary and, when the run config names
-a ``result_file``, writes the summary there. Each run function imports what
+a ``result_file``, writes the summary there. The summary says whether the run
+completed (``"status"``) and what it released, so what epsilon it spent; a run
+that fails still writes it (no release: nothing spent) and then fails, so
+Flower marks the run failed and the README's run block
+(:mod:`engine.flower.outcome`) exits non-zero. Each run function imports what
 its tool needs when it starts (a ServerApp process serves one tool).
 """
 
 from __future__ import annotations
 
 import json
+import math
 import time
 
 from flwr.app import Context
 from flwr.serverapp import Grid, ServerApp
 
+from engine.flower.outcome import COMPLETED, FAILED, RESULT_PREFIX
 from engine.flower.run_config import run_settings
 
 NODE_WAIT_SECONDS = 60.0
 REPLY_POLL_SECONDS = 0.2
+RECONSTRUCTION_THRESHOLD = 0.67   # SecAgg+: shares needed to unmask, as a fraction of the clients (at least 2)
 
 
 class PollingGrid(Grid):
@@ -79,13 +86,34 @@ def wait_for_nodes(grid: Grid, count: int, seconds: float = NODE_WAIT_SECONDS) -
         time.sleep(0.2)
 
 
+class RunFailed(RuntimeError):
+    """The run did not complete; its summary (status "failed") is written before this is raised."""
+
+
 def _finish(summary: dict, settings: dict) -> dict:
     line = json.dumps(summary, default=float)
-    print("RESULT " + line, flush=True)
+    print(RESULT_PREFIX + line, flush=True)
     if settings.get("result_file"):
         with open(settings["result_file"], "w", encoding="utf-8") as out:
             out.write(line)
+    if summary.get("status") == FAILED:
+        raise RunFailed(summary.get("error") or "the run failed")
     return summary
+
+
+def _error(err: BaseException) -> str:
+    return f"{type(err).__name__}: {err}"
+
+
+def _randomness_note(source: str) -> None:
+    from engine.flower.randomness import SERVER_SECRET_ENV, TEST_SECRET
+
+    if source == TEST_SECRET:
+        print(f"WARNING: {SERVER_SECRET_ENV} is set: the server's subsample and noise come from that test-only "
+              "secret and the run's seed. Never in a deployment: two runs with the same secret and seed reuse the "
+              "same noise.", flush=True)
+    else:
+        print("The server's subsample and noise come from the operating system's entropy.", flush=True)
 
 
 def run_fbo(grid: Grid, context: Context) -> dict:
@@ -96,45 +124,69 @@ def run_fbo(grid: Grid, context: Context) -> dict:
     from engine.flower.settings import fbo_config
 
     settings = run_settings(context.run_config, "fbo")
-    config = fbo_config(settings)
-    strategy = DpFtsDeStrategy(config)
     start = time.perf_counter()
+    try:
+        config = fbo_config(settings)
+        strategy = DpFtsDeStrategy(config)
+    except Exception as err:  # noqa: BLE001 - any failure is the run's: nothing released, nothing spent
+        return _finish({"tool": "fbo", "status": FAILED, "error": _error(err), "releases": 0, "epsilon": 0.0,
+                        "delta": settings.get("delta")}, settings)
+    _randomness_note(strategy.randomness)
     nodes = wait_for_nodes(grid, strategy.n_agents)
     waited, began = time.perf_counter() - start, time.monotonic()
     initial = ArrayRecord({"broadcast": Array(np.zeros((strategy.P, config.features)))})
-    strategy.start(grid, initial, num_rounds=config.iterations + 1, timeout=settings["reply_timeout"])
+    status, error = COMPLETED, None
+    try:
+        strategy.start(grid, initial, num_rounds=config.iterations + 1, timeout=settings["reply_timeout"])
+    except Exception as err:  # noqa: BLE001 - any failure is the run's: the summary says what was released
+        status, error = FAILED, _error(err)
     ends = [began] + strategy.round_ends
-    summary = {"tool": "fbo", "nodes": nodes, **strategy.run_summary(), "seconds": time.perf_counter() - start,
-               "node_wait_seconds": waited, "round_seconds": [b - a for a, b in zip(ends, ends[1:])]}
+    summary = {"tool": "fbo", "status": status, "error": error, "nodes": nodes, **strategy.run_summary(),
+               "seconds": time.perf_counter() - start, "node_wait_seconds": waited,
+               "round_seconds": [b - a for a, b in zip(ends, ends[1:])]}
+    if summary["epsilon"] is None and not summary["releases"]:
+        summary["epsilon"] = 0.0
     return _finish(summary, settings)
 
 
 def run_hype(grid: Grid, context: Context) -> dict:
     from flwr.server import LegacyContext, ServerConfig
-    from flwr.server.workflow import DefaultWorkflow, SecAggPlusWorkflow
+    from flwr.server.workflow import DefaultWorkflow
 
-    from engine.flower.hype_strategy import SecAggHypeStrategy
+    from engine.flower.hype_strategy import DropoutTolerantSecAggPlus, SecAggHypeStrategy
     from engine.flower.settings import hype_config
     from engine.flower.voter import QUANTIZATION_RANGE, quantisation_report, secagg_plan
-    from engine.hype.calibration import epsilon_for_sigma
 
     settings = run_settings(context.run_config, "hype")
-    config = hype_config(settings)
+    start = time.perf_counter()
+    try:
+        config = hype_config(settings)
+    except Exception as err:  # noqa: BLE001 - any failure is the run's: nothing released, nothing spent
+        return _finish({"tool": "hype", "status": FAILED, "error": _error(err), "winner": None, "epsilon": 0.0,
+                        "delta": settings.get("delta")}, settings)
     sigma = float(config.sigma)
     plan = secagg_plan(sigma, config.clients, config.p, config.k, config.delta, config.xi)
     print(quantisation_report(plan), flush=True)
     strategy = SecAggHypeStrategy(config, sigma)
-    start = time.perf_counter()
     nodes = wait_for_nodes(grid, config.clients)
     waited = time.perf_counter() - start
-    legacy = LegacyContext(context=context, config=ServerConfig(num_rounds=1), strategy=strategy)
-    workflow = SecAggPlusWorkflow(num_shares=1.0, reconstruction_threshold=0.67, max_weight=1.0,
-                                  clipping_range=plan.clipping_range, quantization_range=QUANTIZATION_RANGE)
-    DefaultWorkflow(fit_workflow=workflow)(grid, legacy)
-    summary = {"tool": "hype", "nodes": nodes, "winner": strategy.winner, "reported": strategy.reported,
-               "secure_aggregation": strategy.secure_aggregation, "sigma": sigma,
-               "epsilon": epsilon_for_sigma(sigma, config.delta, config.k) if sigma > 0 else None,
-               "noisy_sum": None if strategy.noisy_sum is None else strategy.noisy_sum.tolist(),
+    status, error, workflow = COMPLETED, None, None
+    try:
+        legacy = LegacyContext(context=context, config=ServerConfig(num_rounds=1), strategy=strategy)
+        workflow = DropoutTolerantSecAggPlus(num_shares=1.0, reconstruction_threshold=RECONSTRUCTION_THRESHOLD,
+                                             max_weight=1.0, clipping_range=plan.clipping_range,
+                                             quantization_range=QUANTIZATION_RANGE,
+                                             timeout=float(settings["reply_timeout"]),
+                                             min_reports=math.ceil((1.0 - config.xi) * config.clients - 1e-9))
+        DefaultWorkflow(fit_workflow=workflow)(grid, legacy)
+    except Exception as err:  # noqa: BLE001 - any failure is the run's: the summary says if the winner was out
+        status, error = FAILED, _error(err)
+    if status == COMPLETED and strategy.winner is None:
+        status, error = FAILED, (workflow.halted if workflow and workflow.halted
+                                 else "the secure aggregation ended without a sum")
+    summary = {"tool": "hype", "status": status, "error": error, "nodes": nodes, "winner": strategy.winner,
+               "reported": strategy.reported, "secure_aggregation": strategy.secure_aggregation, "sigma": sigma,
+               **strategy.spent(), "noisy_sum": None if strategy.noisy_sum is None else strategy.noisy_sum.tolist(),
                "clipping_range": plan.clipping_range, "quantisation_step": plan.step,
                "epsilon_rounding": plan.epsilon_rounding, "seconds": time.perf_counter() - start,
                "node_wait_seconds": waited}

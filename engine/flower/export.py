@@ -87,12 +87,19 @@ WHAT = {
     "fbo": ("Every round the server (`engine.flower.fbo_strategy.DpFtsDeStrategy`) sends each agent the "
             "broadcast, the agents query one point each and reply with a vector omega; the server subsamples "
             "them with probability q, clips to S/sqrt(P), weights each sub-region, adds Gaussian noise "
-            "z*phi_max*S/q and broadcasts (the engine's own server round). It stops releasing when the "
-            "privacy budget is spent and prints the epsilon of the releases made."),
-    "hype": ("Each client votes for its k best candidates and adds its share of the Gaussian noise; Flower's "
+            "z*phi_max*S/q and broadcasts (the engine's own server round). The subsample and the noise come from "
+            "the server machine's operating system entropy, and each agent's own draws from its machine's: the "
+            "run config's seed, which every node receives, seeds only the shared random features and the "
+            "simulated objective. It stops releasing when the privacy budget is spent and prints the epsilon of "
+            "the releases made."),
+    "hype": ("Each client votes for its k best candidates and adds its share of the Gaussian noise, drawn "
+             "from its machine's operating system entropy; Flower's "
              "SecAgg+ sums the votes so the server learns only the sum, and the server returns the "
              "candidate with the most noisy votes. The server log states how much SecAgg+'s quantisation "
-             "changes the sum and the epsilon."),
+             "changes the sum and the epsilon. A vote survives clients lost before or during it while two "
+             "thirds of them (at least 2) remain and no more than the xi*n its noise is planned for were lost; "
+             "with more losses the sum is not unmasked, nothing is released and nothing is spent, so a vote "
+             "never spends more epsilon than its plan."),
 }
 HOOK = {"fbo": "set `evaluate` to your objective, `evaluate(x) -> float`.",
         "hype": "set `local_losses` to a function scoring the p candidates on the node's own data."}
@@ -144,7 +151,7 @@ clientapp = "{package}.client_app:app"
     readme = README.format(title=TITLES[tool], tool=tool, what=WHAT[tool], delta=delta_note(tool, config, settings),
                            warning=deploy.INSECURE_WARNING + "\n\n" if insecure else "",
                            install=deploy.install_section(), run=deploy.run_section(nodes, insecure),
-                           security=deploy.security_section(nodes, insecure), package=package, hook=HOOK[tool])
+                           security=deploy.security_section(tool, nodes, insecure), package=package, hook=HOOK[tool])
     extra = {} if insecure else {"make_certificates.sh": deploy.certificate_script(nodes)}
     return {"pyproject.toml": pyproject, "README.md": readme, f"{package}/__init__.py": "",
             f"{package}/server_app.py": SERVER.format(title=TITLES[tool], tool=tool),

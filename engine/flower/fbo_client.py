@@ -5,7 +5,9 @@ in [0, 1]^D, larger is better). Without one, agent n evaluates agent n's
 function of the engine's synthetic task (a noisy draw, as in the simulation)
 and also reports its simple regret (the engine's metric), which only a task
 that knows its noiseless values can.
-The agent's index is the node's ``partition-id`` (``--node-config
+The run config's seed seeds only what is shared (the features, the synthetic
+task and its observation noise); the agent's own draws come from its own
+entropy. The agent's index is the node's ``partition-id`` (``--node-config
 "partition-id=0"`` when the SuperNode starts); its observations live in the
 node's ``Context.state`` between rounds.
 """
@@ -19,6 +21,7 @@ from flwr.app import Array, ArrayRecord, Context, Message, MetricRecord, RecordD
 from flwr.clientapp import ClientApp
 
 from engine.flower.agent import AgentSettings, FboAgent, agent_settings
+from engine.flower.randomness import agent_generator
 from engine.flower.run_config import run_settings
 
 STATE_KEY = "agent-observations"
@@ -51,8 +54,14 @@ def default_evaluate(index: int, settings: dict, t: int = 0, objective=None) -> 
     return evaluate
 
 
-def agent_round(msg: Message, context: Context, evaluate=None) -> Message:
-    """One round of agent ``partition-id``: query a point, reply with omega and what it has seen."""
+def agent_round(msg: Message, context: Context, evaluate=None, rng: np.random.Generator | None = None,
+                secret: str | int | None = None) -> Message:
+    """One round of agent ``partition-id``: query a point, reply with omega and what it has seen.
+
+    The agent's own draws (its initial points, candidates, Thompson samples and omega) come from its own entropy
+    (:func:`engine.flower.randomness.agent_generator`; test-only: the node's secret, from its environment or
+    ``secret``), ``rng`` when given.
+    """
     settings = run_settings(context.run_config, "fbo")
     index = int(context.node_config.get("partition-id", 0))
     config = msg.content["config"]
@@ -64,7 +73,8 @@ def agent_round(msg: Message, context: Context, evaluate=None) -> Message:
     objective = default_objective(settings) if evaluate is None else None
     hook = evaluate if evaluate is not None else default_evaluate(index, settings, t, objective)
     agent = FboAgent(index, AgentSettings(**agent_settings(settings)), hook, X, y)
-    rng = np.random.default_rng((int(settings.get("seed", 0)), 13, index, t))
+    if rng is None:
+        rng = agent_generator(int(settings.get("seed", 0)), index, t, secret)
     omega, used = agent.round(t, broadcast, rng)
     context.state[STATE_KEY] = ArrayRecord({"X": Array(agent.X), "y": Array(agent.y)})
     metrics = {"agent": index, "best": agent.best, "queries": int(len(agent.y)), "used_broadcast": int(used)}

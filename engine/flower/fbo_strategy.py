@@ -18,7 +18,9 @@ server stops releasing and the agents go on with their own Thompson sampling
 
 Replies. Each agent replies with its omega in the ArrayRecord ``"omega"`` and
 its index ``agent`` (0..N-1, the node's ``partition-id``) in the MetricRecord
-``"agent"``.
+``"agent"``. A reply that names an index outside 0..N-1, one already used in
+the round, one bound to another node, or a vector of the wrong size is not
+used and is logged (:func:`reply_vectors`); the round goes on.
 
 Dropouts. An agent that does not reply within the round's timeout (the run
 config's ``reply_timeout``), or whose ClientApp fails, counts as sending the
@@ -50,9 +52,16 @@ from engine.fbo.config import FboConfig
 from engine.fbo.plan import make_plan
 from engine.fbo.subregions import Subregions
 from engine.fbo.weights import subregion_weights
+from engine.flower import randomness
+from engine.flower.outcome import release_line
 from engine.validation import ConfigError
 
 SERVER_ALGORITHMS = ("fts-de", "dp-fts", "dp-fts-de")
+SUMMARY_NUMBERS = 20_000     # the summary carries the broadcasts up to this many numbers
+
+
+def _ignored(reason: str) -> None:
+    print(f"Reply not used: {reason}", flush=True)
 
 
 def reply_vectors(replies: Iterable[Message], n_agents: int, n_features: int,
@@ -61,27 +70,37 @@ def reply_vectors(replies: Iterable[Message], n_agents: int, n_features: int,
 
     ``pins`` (agent index -> node id, filled as replies arrive) binds each agent to the node that first replied
     for it: an agent's index is the node's ``partition-id``, which the node declares, so a later reply for that
-    agent from another node (another registered key) is not used, and is reported.
+    agent from another node (another registered key) is not used, and is reported. A reply naming no index, an
+    index outside 0..N-1 or one already used in this round, or a vector of the wrong size, is not used either
+    (logged): a misconfigured or rogue node cannot stop the run.
     """
     vectors = np.zeros((n_agents, n_features))
     seen, metrics = set(), []
     for reply in replies:
         if reply.has_error():
             continue
-        record = reply.content["metrics"]
-        index = int(record["agent"])
-        if not 0 <= index < n_agents or index in seen:
-            raise ConfigError(f"A reply names agent {index}, outside 0..{n_agents - 1} or twice.")
-        if pins is not None:
-            node = int(reply.metadata.src_node_id)
-            if pins.setdefault(index, node) != node:
-                print(f"A reply for agent {index} came from node {node}, but agent {index} is node {pins[index]} "
-                      "(its first reply): not used.", flush=True)
-                continue
-        seen.add(index)
-        omega = reply.content["omega"]["omega"].numpy().astype(float).ravel()
+        node = int(reply.metadata.src_node_id)
+        try:
+            record = reply.content["metrics"]
+            index = int(record["agent"])
+            omega = reply.content["omega"]["omega"].numpy().astype(float).ravel()
+        except (KeyError, TypeError, ValueError) as err:
+            _ignored(f"node {node} sent a reply without an agent index and a vector ({err}).")
+            continue
+        if not 0 <= index < n_agents:
+            _ignored(f"node {node} names agent {index}, outside 0..{n_agents - 1}.")
+            continue
         if omega.shape != (n_features,):
-            raise ConfigError(f"Agent {index} sent {omega.size} numbers, expected {n_features}.")
+            _ignored(f"agent {index} (node {node}) sent {omega.size} numbers, expected {n_features}.")
+            continue
+        if index in seen:
+            _ignored(f"node {node} names agent {index}, which another reply of this round already named.")
+            continue
+        if pins is not None and pins.setdefault(index, node) != node:
+            _ignored(f"a reply for agent {index} came from node {node}, but agent {index} is node {pins[index]} "
+                     "(its first reply).")
+            continue
+        seen.add(index)
         vectors[index] = omega
         metrics.append(dict(record))
     return vectors, metrics
@@ -90,7 +109,7 @@ def reply_vectors(replies: Iterable[Message], n_agents: int, n_features: int,
 class DpFtsDeStrategy(Strategy):
     """DP-FTS-DE (or FTS-DE, DP-FTS) server; ``config`` is the explorer's :class:`FboConfig`."""
 
-    def __init__(self, config: FboConfig):
+    def __init__(self, config: FboConfig, rng: np.random.Generator | None = None, secret: str | int | None = None):
         if config.algorithm not in SERVER_ALGORITHMS:
             raise ConfigError(f"{config.algorithm.upper()} has no central server; choose one of "
                               f"{', '.join(SERVER_ALGORITHMS)}.", "algorithm")
@@ -101,7 +120,12 @@ class DpFtsDeStrategy(Strategy):
         self.n_agents = self.plan.n_agents
         self.P = self.plan.n_subregions
         self.assignment = Subregions(self.P, 1).assign(self.n_agents)
-        self.rng = np.random.default_rng(config.seed)
+        # The subsample and the noise: the operating system's entropy, never the run config's seed (every node
+        # holds it); a test's server-side secret when one is set or given (engine.flower.randomness); ``rng``
+        # when given.
+        self.randomness = "given" if rng is not None else randomness.source(secret)
+        self.rng = rng if rng is not None else randomness.server_generator(config.seed, secret)
+        self.broadcasts: list[np.ndarray] = []     # every release, as every node receives it
         self.released = 0
         self.history: list[dict] = []
         self.round_ends: list[float] = []      # time.monotonic() at the end of each aggregate_train
@@ -171,6 +195,8 @@ class DpFtsDeStrategy(Strategy):
             arrays = ArrayRecord({"broadcast": Array(np.asarray(step.broadcast, dtype=float))})
             summary["selected"] = int(step.selected.sum())
             summary["broadcast_norm"] = float(np.linalg.norm(step.broadcast))
+            self.broadcasts.append(step.broadcast)
+            print(release_line(self.released, self.releases_allowed, self.epsilon, self.delta), flush=True)
         summary["releases"] = self.released
         if self.epsilon is not None:
             summary["epsilon"] = float(self.epsilon)
@@ -179,8 +205,14 @@ class DpFtsDeStrategy(Strategy):
         return arrays, MetricRecord({k: v for k, v in summary.items() if isinstance(v, (int, float))})
 
     def run_summary(self) -> dict:
-        """The run's result, one entry per round: what the ServerApp writes and the comparisons read."""
+        """The run's result, one entry per round: what the ServerApp writes and the comparisons read.
+
+        ``broadcasts`` are the releases as every node received them (a participant's audit reads them); left out
+        (None) when they hold more than :data:`SUMMARY_NUMBERS` numbers.
+        """
         history = self.history
+        numbers = sum(int(np.size(b)) for b in self.broadcasts)
+        broadcasts = [np.asarray(b).tolist() for b in self.broadcasts] if numbers <= SUMMARY_NUMBERS else None
         return {"rounds": len(history), "releases": self.released, "epsilon": self.epsilon, "delta": self.delta,
                 "z": self.plan.z, "queries": history[-1]["queries"] if history else 0,
                 "best_mean": [h["best_mean"] for h in history],
@@ -188,7 +220,8 @@ class DpFtsDeStrategy(Strategy):
                 "selected": [h.get("selected") for h in history],
                 "broadcast_norm": [h.get("broadcast_norm") for h in history],
                 "broadcast_used": [h["broadcast_used"] for h in history],
-                "missing": [h["missing"] for h in history]}
+                "missing": [h["missing"] for h in history], "randomness": self.randomness,
+                "broadcasts": broadcasts}
 
     def configure_evaluate(self, server_round: int, arrays: ArrayRecord, config: ConfigRecord,
                            grid: Grid) -> Iterable[Message]:

@@ -25,8 +25,16 @@ from engine.flower.run_config import run_settings
 class VoteClient(NumPyClient):
     """Client ``index``: its noisy vote is its 'model', weighted 1 so SecAgg+ returns the mean."""
 
-    def __init__(self, index: int, settings: dict, local_losses: Callable[[int], np.ndarray] | None):
-        self.index, self.settings, self.local_losses = index, settings, local_losses
+    def __init__(self, index: int, settings: dict, local_losses: Callable[[int], np.ndarray] | None,
+                 secret: str | int | None = None):
+        self.index, self.settings, self.local_losses, self.secret = index, settings, local_losses, secret
+
+    def generator(self) -> np.random.Generator:
+        """The client's noise generator: fresh and secret, the node's own entropy, never the run config's seed
+        (test-only: the node's secret, from its environment or ``secret``; engine.flower.randomness)."""
+        from engine.flower.randomness import client_generator
+
+        return client_generator(int(self.settings.get("seed", 0)), self.index, self.secret)
 
     def fit(self, parameters, config):
         # Loaded here: SecAgg+'s other three stages start this app too, and need none of it.
@@ -38,8 +46,7 @@ class VoteClient(NumPyClient):
             losses = np.asarray(self.local_losses(p), dtype=float)
         else:
             losses = simulated_losses(self.index, p, int(s["good"]), float(s["sigma_loss"]), int(s["seed"]))
-        rng = np.random.default_rng()      # the noise must be fresh and secret: never derived from a shared seed
-        return [client_vote(losses, k, std, rng)], 1, {}
+        return [client_vote(losses, k, std, self.generator())], 1, {}
 
 
 def make_client_app(local_losses: Callable[[int], np.ndarray] | None = None) -> ClientApp:

@@ -21,7 +21,9 @@ HYPE_SETTINGS = {"clients": int, "candidates": int, "good": int, "sigma_loss": f
 # reply_timeout: seconds a round waits for the agents' replies; an agent that has not replied by then counts as
 # sending the zero vector for that round (engine.flower.fbo_strategy, docs/flower.md "Dropouts").
 FBO_APP = {"dim": 1, "candidates": 256, "result_file": "", "reply_timeout": 120.0}
-HYPE_APP = {"result_file": ""}
+# reply_timeout (DP-HYPE): seconds each SecAgg+ stage waits for the clients' answers; a client that has not
+# answered by then is a dropout of that stage (engine.flower.hype_strategy.DropoutTolerantSecAggPlus).
+HYPE_APP = {"result_file": "", "reply_timeout": 120.0}
 SETTINGS = {"fbo": FBO_SETTINGS, "hype": HYPE_SETTINGS}
 APP_SETTINGS = {"fbo": FBO_APP, "hype": HYPE_APP}
 

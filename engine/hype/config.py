@@ -13,7 +13,8 @@ from dataclasses import dataclass
 from engine.hype.datasets import HYPE_DATASETS, max_clients
 from engine.hype.training import candidate_grid
 from engine.settings import SEED_MAX, setting, validate
-from engine.validation import ConfigError
+from engine.settings_doc import documented
+from engine.validation import Checked, ConfigError
 
 MODES = ("simulation", "data")
 MODE_LABELS = {"simulation": "Simulated losses (paper Sec. V-B)", "data": "Real data set (paper Sec. VI)"}
@@ -47,8 +48,9 @@ def _data(config) -> bool:
 
 
 
+@documented
 @dataclass(frozen=True)
-class HypeConfig:
+class HypeConfig(metaclass=Checked):
     """Every parameter of one DP-HYPE experiment (many repeated votes).
 
     Give the privacy level either as ``epsilon`` (the noise is calibrated with
@@ -57,7 +59,9 @@ class HypeConfig:
     neither, epsilon is ``DEFAULT_EPSILON``.
     """
 
-    mode: str = setting("simulation", choices=MODES, label="clients' scores")
+    mode: str = setting("simulation", choices=MODES, label="clients' scores",
+                        help="simulation (simulated local losses) or data (each client trains and scores the "
+                             "candidates on its share of a data set)")
     clients: int = setting(250, low=1, high=MAX_CLIENTS, noun="number of clients n", label="clients n",
                            cli_default=None, help="number of clients n (simulation: 250, data: 100)")
     # p (simulation; data mode uses the 100 of Table III)
@@ -72,14 +76,17 @@ class HypeConfig:
                                     help="privacy budget (default 1 unless --sigma is given)")
     sigma: float | None = setting(None, kind=float, low=0, high=MAX_SIGMA, label="σ (on the sum)",
                                   help="std of the noise on the summed votes instead of --epsilon")
-    delta: float = setting(1e-5, low=0, high=1, low_open=True, high_open=True, link=(1e-300, 1 - 1e-9), label="δ")
+    delta: float = setting(1e-5, low=0, high=1, low_open=True, high_open=True, link=(1e-300, 1 - 1e-9), label="δ",
+                          help="delta of the guarantee")
     # Dropout tolerance: noise scaled for up to xi * n dropouts.
     xi: float = setting(0.0, low=0, high=1, high_open=True, noun="dropout tolerance xi", link=(0.0, 1 - 1e-9),
                         label="tolerance ξ", help="dropout tolerance: noise scaled for xi * n dropouts")
     dropout: float = setting(0.0, low=0, high=1, high_open=True, noun="dropout fraction", link=(0.0, 1 - 1e-9),
                              label="actual dropouts", help="fraction of clients that drop out in every vote")
-    repetitions: int = setting(2000, low=1, high=MAX_REPETITIONS, noun="number of repetitions", label="repetitions")
-    seed: int = setting(0, low=0, high=SEED_MAX, link=(0, SEED_MAX), label="seed")
+    repetitions: int = setting(2000, low=1, high=MAX_REPETITIONS, noun="number of repetitions", label="repetitions",
+                               help="independent votes; the success rate is over them")
+    seed: int = setting(0, low=0, high=SEED_MAX, link=(0, SEED_MAX), label="seed",
+                        help="fixes the votes' randomness: the same seed gives the same result")
     dataset: str = setting("digits", choices=HYPE_DATASETS, noun="data set", when=_data, label="data set",
                            help="data mode")
     # Data mode: Dirichlet concentration; None = iid shares.
@@ -90,7 +97,9 @@ class HypeConfig:
                                  help="data mode: a candidate is good within this accuracy of OPT")
     runs: int = setting(1, low=1, high=MAX_RUNS, noun="number of runs", when=_data, label="runs",
                         help="data mode: independent splits and trainings")
-    aggregation: str = setting("exact", choices=AGGREGATIONS, not_on_page=PAGE_DEFAULT)
+    aggregation: str = setting("exact", choices=AGGREGATIONS, not_on_page=PAGE_DEFAULT,
+                               help="exact (the summed noise added at once) or secure-sum (each client adds its "
+                                    "share)")
 
     def __post_init__(self):
         if self.epsilon is None and self.sigma is None:

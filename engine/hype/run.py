@@ -31,7 +31,9 @@ class HypeResult:
     """What repeated DP-HYPE votes showed so far (``complete`` once all repetitions ran).
 
     Vote vectors ``clean_votes``/``noisy_votes``/``winner`` are those of the
-    last repetition; ``winner_counts`` counts the winners of all of them.
+    last repetition; ``winner_counts`` counts the winners of all of them and
+    ``winners`` (repetitions,) is the candidate each vote chose, in order
+    (``labels``: the data mode's candidate hyperparameters, by index).
     ``noise_std`` is the standard deviation actually on the sum (after
     dropouts) and ``effective_epsilon`` the privacy it gives.
     """
@@ -56,6 +58,26 @@ class HypeResult:
     test_accuracy: np.ndarray | None = None               # data mode: (runs, P)
     labels: tuple | None = None
     elapsed: float = 0.0
+    stopped: str | None = None                            # why the votes ended early ("interrupted", ...)
+    winner_blocks: list = field(default_factory=list)     # each block's winners, in order
+
+    @property
+    def winners(self) -> np.ndarray:
+        """The candidate each repetition's vote chose, (repetitions,) int."""
+        if not self.winner_blocks:
+            return np.empty(0, dtype=np.int64)
+        return np.concatenate(self.winner_blocks).astype(np.int64)
+
+    @property
+    def most_chosen(self) -> int | None:
+        """The candidate chosen most often over the repetitions (the smallest index on a tie); None before any."""
+        return int(np.argmax(self.winner_counts)) if self.repetitions else None
+
+    @property
+    def most_chosen_label(self) -> str | None:
+        """Data mode: the hyperparameters of :attr:`most_chosen` (None in simulation mode or before any vote)."""
+        chosen = self.most_chosen
+        return None if chosen is None or self.labels is None else str(self.labels[chosen])
 
     # ------------------------------------------------------------------ summaries
 
@@ -130,6 +152,7 @@ class HypeResult:
             "bound": self.bound, "bound_last": self.bound_last, "gamma": self.gamma,
             "clean_votes": self.clean_votes, "noisy_votes": self.noisy_votes, "winner": self.winner,
             "winner_counts": self.winner_counts, "mean_clean_votes": self.mean_clean_votes,
+            "most_chosen": self.most_chosen, "most_chosen_label": self.most_chosen_label, "stopped": self.stopped,
             "elapsed_seconds": self.elapsed, "config": config.to_dict(),
         }
         if config.mode == "data":
@@ -184,6 +207,7 @@ def vote_block(setup: Setup, result: HypeResult, index: int, start: int, size: i
     result.clean_votes = votes[-1].copy()
     result.noisy_votes = noisy[-1].copy()
     result.winner = int(winners[-1])
+    result.winner_blocks.append(np.asarray(winners, dtype=np.int32))
     result.repetitions += size
 
 

@@ -18,7 +18,9 @@ CLI call :func:`check` before starting it. The limits and the check live in
 - :mod:`engine.limits.pogpucb`: ``pogpucb_cost``;
 - :mod:`engine.limits.sweep`: ``sweep_cost`` (cells, workers, shared table builds);
 - :mod:`engine.limits.upload`: ``upload_cost`` (reading a table a visitor uploads);
-- :mod:`engine.limits.audit`: ``audit_cost``, the privacy audit's.
+- :mod:`engine.limits.audit`: ``audit_cost``, the privacy audit's;
+- :mod:`engine.limits.machine`: a call from Python (``dpbo``) checks the same prices against
+  :class:`Limits` (this machine's free memory, a time the caller may set) with ``refuse_above``.
 
 Every command of ``python -m engine`` is priced in one place: each tool module
 of :mod:`engine.cli` exposes ``cost(args)`` and ``engine.cli.main`` checks it.
@@ -54,7 +56,7 @@ configurations to that; ``python -m benchmarks.bench_limits`` sweeps wider).
 They decide refusals, not progress bars.
 """
 
-from engine.limits.audit import AuditCost, audit_cost, strategy_audit_cost
+from engine.limits.audit import AuditCost, audit_cost, participant_audit_cost, strategy_audit_cost
 from engine.limits.core import (
     DEFAULT_MAX_MEMORY_MB,
     DEFAULT_MAX_SECONDS,
@@ -77,10 +79,12 @@ from engine.limits.core import (
     format_memory,
     format_seconds,
     knob_ranking,
+    knob_words,
     priced,
 )
 from engine.limits.fbo import fbo_cost, objective_cost, own_gp_cost
 from engine.limits.hype import hype_cost, hype_grid_cost
+from engine.limits.machine import Limits, free_memory_mb, refuse_above
 from engine.limits.pogpucb import pogpucb_cost
 from engine.limits.privacy import accountant_cost, pld_noise_factor
 from engine.limits.sweep import sweep_cost
@@ -89,7 +93,8 @@ from engine.limits.upload import upload_cost
 __all__ = ["AuditCost", "Cost", "DEFAULT_MAX_MEMORY_MB", "DEFAULT_MAX_SECONDS", "DEFAULT_MAX_UPLOAD_ROWS",
            "HostLimits", "KNOB_NAMES", "LIGHT_SECONDS", "MEMORY_ENV", "NO_LIMIT", "RUNS_ENV", "RUN_TIME_FACTOR",
            "SECONDS_ENV", "UPLOAD_ROWS_ENV", "WORKERS_ENV", "accountant_cost", "audit_cost", "check", "check_rows",
-           "strategy_audit_cost",
+           "participant_audit_cost", "strategy_audit_cost",
            "check_workers", "cores", "fbo_cost", "format_memory", "format_seconds", "hype_cost", "hype_grid_cost",
-           "knob_ranking", "objective_cost", "own_gp_cost", "pld_noise_factor", "pogpucb_cost", "priced",
+           "knob_ranking", "knob_words", "Limits", "free_memory_mb", "refuse_above", "objective_cost", "own_gp_cost",
+           "pld_noise_factor", "pogpucb_cost", "priced",
            "sweep_cost", "upload_cost"]

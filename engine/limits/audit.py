@@ -117,3 +117,21 @@ def strategy_audit_cost(trials: int, steps: int = 1, agents: int = 10, features:
     knobs = [("trials", trials, AUDIT_USUAL["trials"], 1), ("steps", steps, 1, 1), ("agents", agents, 10, 1)]
     ranked = knob_ranking(knobs)
     return Cost(seconds=seconds, memory_mb=memory, field=ranked[0], knobs=ranked)
+
+
+# A participant's attack (engine.flower.participant_targets) plays the app once in one process: every agent's
+# round (its own GP's Thompson sample over 256 candidates, its BLR draw) is 5-15 ms of CPU on the 2-core machine
+# (5 agents x 11 rounds took 1.1 s with Flower's round loop), priced at 40 ms, plus Flower's imports; the attack
+# itself replays the releases on zero replies (negligible). DP-HYPE: one vote, n clients.
+PARTICIPANT_ROUND_SECONDS = 0.04
+PARTICIPANT_CLIENT_SECONDS = 0.01
+
+
+def participant_audit_cost(app: str, agents: int, steps: int = 1) -> Cost:
+    """The price of a participant's attack on an app played in one process (``audit --attacker participant``)."""
+    rounds = int(agents) * (int(steps) + 1) if app == "fbo" else int(agents)
+    per = PARTICIPANT_ROUND_SECONDS if app == "fbo" else PARTICIPANT_CLIENT_SECONDS
+    knobs = [("agents", agents, 5, 1), ("steps", steps, 10, 1)] if app == "fbo" else [("agents", agents, 5, 1)]
+    ranked = knob_ranking(knobs)
+    return Cost(seconds=STRATEGY_BASE_SECONDS + rounds * per, memory_mb=STRATEGY_BASE_MB, field=ranked[0],
+                knobs=ranked)

@@ -202,10 +202,15 @@ def format_memory(megabytes: float, *, about: bool = False) -> str:
     return f"about {megabytes:,.0f} MB" if about else f"{megabytes:,.0f} MB"
 
 
-def _advice(cost: Cost, first: str, fewer: str | None) -> str:
+def knob_words(cost: Cost, first: str) -> str:
+    """The knobs to lower in words, ``first`` first, at most three: "the runs, the agents or the iterations"."""
     names = ([first] + [k for k in cost.knobs if k != first])[:3]
     words = [f"the {KNOB_NAMES.get(name, name)}" for name in names]
-    lower = words[0] if len(words) == 1 else ", ".join(words[:-1]) + " or " + words[-1]
+    return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " or " + words[-1]
+
+
+def _advice(cost: Cost, first: str, fewer: str | None) -> str:
+    lower = knob_words(cost, first)
     return (f"Compare fewer {fewer} or lower {lower}." if fewer else f"Lower {lower}.")
 
 

@@ -88,20 +88,26 @@ FBO_REGION_S = 2e-9          # per R x P x M element of a round
 FBO_REGION_INIT_S = 8e-9
 
 
+HISTORY_DIM = 4              # the query history keeps D + 2 numbers per query; D when the objective is not known
+
+
 def fbo_cost(config, n_agents: int, candidates: int | None = None, *, objective: Cost | None = None,
-             accounting: bool = True) -> Cost:
+             accounting: bool = True, own: dict | None = None) -> Cost:
     """Cost of a federated BO run of ``config`` (an FboConfig) with ``n_agents`` agents.
 
     ``candidates``: size of the objective's candidate set (the continuous
     domain draws 1000 per iteration); unknown: the data set's default table (its ``DatasetCosts``).
     ``objective``: the cost of building the objective (default: as
     :func:`objective_cost` prices it when no table is cached). ``accounting``:
-    include the privacy curve of a private algorithm.
+    include the privacy curve of a private algorithm. ``own``: a researcher's own function instead of the
+    data set (its ``dim`` and its own GPs' ``refit_every``): continuous, its calls not priced (their time is
+    the function's).
     """
     N, R, T, M = int(n_agents), int(config.runs), int(config.iterations), int(config.features)
     n_init = int(config.n_init)
     facts = dataset_costs(config.dataset)
-    C = CONTINUOUS_CANDIDATES if config.domain == "continuous" else int(candidates or facts.candidates)
+    continuous = own is not None or config.domain == "continuous"
+    C = CONTINUOUS_CANDIDATES if continuous else int(candidates or facts.candidates)
     K = R * N
     # In the FTS paper's setting the other agents run their TS tasks first (engine.fbo.target).
     copies = 2 if config.in_target_setting and config.algorithm != "ts" else 1
@@ -110,12 +116,14 @@ def fbo_cost(config, n_agents: int, candidates: int | None = None, *, objective:
     P = int(config.n_subregions) if config.uses_server else 1
     if config.uses_server:
         seconds += P * (C + K) * FBO_REGION_INIT_S + T * R * P * M * 6 * FBO_REGION_S
-    if config.domain == "continuous":
+    if config.domain == "continuous" and own is None:
         # every query trains the task's model (or interpolates the synthetic table)
         seconds += copies * K * (n_init + T) * facts.query_seconds
     # Each posterior: Sigma^-1 (M^2), its feature history and the initial points' features (2 (n_init + T) M)
     # and a few vectors; batched temporaries come in chunks of CHUNK_ELEMENTS (engine.cancel.work_slices).
-    per_model = 1.2 * M * M + 2 * (n_init + T) * M + 8 * M
+    # And the query history: each query's point and its two values (engine.fbo.agents).
+    dim = int(own["dim"]) if own is not None else HISTORY_DIM
+    per_model = 1.2 * M * M + 2 * (n_init + T) * M + 8 * M + (dim + 2) * (n_init + T)
     records = T * N * M * 4 + T * K * 2      # run 0's server rounds and the metric per iteration
     features = R * C * M                     # every candidate's features, computed once per run (tables)
     chunks = 6 * CHUNK_ELEMENTS if K * M * M > CHUNK_ELEMENTS else 0
@@ -133,7 +141,8 @@ def fbo_cost(config, n_agents: int, candidates: int | None = None, *, objective:
             targets = 1 if config.dissimilarity is not None else min(config.targets or N, N)
             seconds += T * R * targets * N * (n_init + T) ** 2 * 100 * 2e-9
         memory += (R * N * (2 * C + M * M)) * 8 / 1e6
-    own_seconds, own_mb, own_transient = own_gp_cost(config, K, C)
+    own_seconds, own_mb, own_transient = own_gp_cost(config, K, C,
+                                                     refit=None if own is None else own["refit_every"])
     seconds = with_margin("fbo", seconds + copies * own_seconds)     # the run's own work (not its objective, its ε)
     memory += copies * own_mb
     transient += copies * own_transient
@@ -150,7 +159,7 @@ def fbo_cost(config, n_agents: int, candidates: int | None = None, *, objective:
              ("n_init", n_init, FBO_USUAL["n_init"], 0.5)]
     if P > 1:
         knobs.append(("P", P, FBO_USUAL["P"], 1))
-    if config.domain == "continuous" and config.dataset != "synthetic":
+    if config.domain == "continuous" and config.dataset != "synthetic" and own is None:
         knobs.insert(0, ("domain", 1000, 1, 1))
     return priced(seconds, memory, knobs, transient_mb=min(transient, memory))
 
@@ -163,13 +172,13 @@ def _sum_of_cubes(m: int) -> float:
     return (m * (m + 1) / 2) ** 2 if m > 0 else 0.0
 
 
-def own_gp_cost(config, K: int, C: int) -> tuple[float, float, float]:
+def own_gp_cost(config, K: int, C: int, refit: int | None = None) -> tuple[float, float, float]:
     """(CPU seconds, MB, MB of temporaries) of the K agents' own GPs over a run of ``config`` (an FboConfig)
-    with C candidates."""
+    with C candidates (``refit``: the objective's own re-fit period when the configuration leaves it open)."""
     if config.own_sampler == "shared":
         return 0.0, 0.0, 0.0
     T, F, n = int(config.iterations), int(config.own_features), int(config.n_init) + int(config.iterations)
-    refit = config.refit_every
+    refit = config.refit_every if config.refit_every is not None else refit
     if refit is None:       # the task's own period (engine.objectives.registry)
         refit = dataset_costs(config.dataset).own_refit_every
     # Observations grow from n_init to n over the run: the time follows the mean of n^2 and n^3 over the

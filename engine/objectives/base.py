@@ -15,6 +15,13 @@ what the authors' code does on real tasks: GPy's RBF kernel starts at
 lengthscale 1 and variance 0.1 with noise 1e-6
 (bayesian_optimization_dp_fts_de.py:131-133) and is re-fitted every 5
 observations.
+
+``standardise``: each agent standardises its own observations before its
+surrogates see them (zero mean, unit standard deviation over what it observed
+so far, re-done after every observation, as BoTorch's ``Standardize`` outcome
+transform), so a function in any units gives the same run; a researcher's own
+objective does (:mod:`engine.objectives.own`), the papers' tasks do not (their
+values already have the scale the papers' settings were chosen for).
 """
 
 from __future__ import annotations
@@ -63,6 +70,7 @@ class Objective(ABC):
     description: str = ""
     own_gp_prior: tuple = (1.0, 0.1, 1e-6)
     own_refit_every: int = 5
+    standardise: bool = False
 
     @property
     @abstractmethod

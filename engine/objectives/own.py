@@ -17,17 +17,28 @@ A function of one point, ``fn(x)`` with ``x`` of shape (D,) returning a
 number, is called once per point; ``vectorised=True`` says it takes a batch
 ``X`` (K, D) and returns (K,), which is much faster (every agent of every run
 queries once per iteration).
+
+Every value the function returns must be a finite real number (a Python or
+NumPy number); anything else (text such as '0.5', a dict, None, NaN) is one
+:class:`~engine.validation.ConfigError` sentence naming the point. Each agent
+standardises its own observations (``standardise``, see
+:mod:`engine.fbo.agents`), so the function's units and offset do not change
+the run: ``f`` and ``a f + b`` (a > 0) make the same queries, and so do a box
+and its rescaled copy (the engine sees [0, 1]^D either way).
 """
 
 from __future__ import annotations
 
+import math
+import numbers
 from dataclasses import dataclass, field
 from typing import Callable
 
 import numpy as np
 
+from engine.cancel import checkpoint
 from engine.objectives.base import FunctionObjective
-from engine.validation import ConfigError
+from engine.validation import ConfigError, shown
 
 # The shared random features' lengthscale on the unit box and the BLR's noise: a smooth function over its box.
 OWN_LENGTHSCALE = 0.1
@@ -70,6 +81,51 @@ class OwnObjective(FunctionObjective):
         return low + np.asarray(unit, dtype=float) * (high - low)
 
 
+def _number(value, field: str, what: str) -> float:
+    """``value`` as a float when it is a real number (a Python or NumPy number, or an array of one), else one
+    ConfigError sentence naming ``field``: text such as '0.5', a dict, None, a bool or a complex number is not."""
+    if isinstance(value, np.ndarray) and value.size == 1 and value.dtype.kind in "iuf":
+        value = value.reshape(-1)[0]
+    if isinstance(value, bool) or isinstance(value, np.bool_) or not isinstance(value, numbers.Real):
+        raise ConfigError(f"{what} must be a number, got {shown(value)} (a {type(value).__name__}).", field)
+    return float(value)
+
+
+def check_noise(noise) -> float:
+    """The observation noise's standard deviation: a finite number >= 0 (ConfigError ``noise`` otherwise)."""
+    value = _number(noise, "noise", "noise (the standard deviation of the observation noise)")
+    if not math.isfinite(value) or value < 0:
+        raise ConfigError(f"noise (the standard deviation of the observation noise) must be a finite number >= 0, "
+                          f"got {shown(noise)}.", "noise")
+    return value
+
+
+def check_values(y, n_points: int, X: np.ndarray, vectorised: bool) -> np.ndarray:
+    """What the function returned for ``n_points`` points as a float array (n_points,), or one ConfigError
+    sentence (``objective``): every value must be a finite real number."""
+    if vectorised:
+        array = y if isinstance(y, np.ndarray) else None
+        if array is None:
+            try:
+                array = np.asarray(y) if isinstance(y, (list, tuple)) else None
+            except (TypeError, ValueError):
+                array = None
+        if array is None or array.dtype.kind not in "iuf":
+            raise ConfigError(f"A vectorised objective must return an array of {n_points} numbers, got "
+                              f"{shown(y)} (a {type(y).__name__}).", "objective")
+        values = array.astype(float).reshape(-1)
+        if values.shape != (n_points,):
+            raise ConfigError(f"The objective returned {values.size} values for {n_points} points.", "objective")
+    else:
+        values = np.array([_number(v, "objective", f"The objective's value at x = {shown(list(x))}")
+                           for v, x in zip(y, X)], dtype=float)
+    bad = np.flatnonzero(~np.isfinite(values))
+    if bad.size:
+        raise ConfigError(f"The objective returned {values[bad[0]]:g} at x = {shown(X[bad[0]].tolist())}: every "
+                          "value must be a finite number.", "objective")
+    return values
+
+
 def own_objective(fn: Callable, box, *, minimise: bool = False, optimum: float | None = None,
                   agents: int = 2, per_agent: bool = False, vectorised: bool = False,
                   name: str | None = None, noise_std: float = 0.0) -> OwnObjective:
@@ -79,9 +135,10 @@ def own_objective(fn: Callable, box, *, minimise: bool = False, optimum: float |
                           "objective")
     box = check_box(box)
     if optimum is not None:
-        optimum = float(optimum)
+        optimum = _number(optimum, "optimum", "The known optimum")
         if not np.isfinite(optimum):
             raise ConfigError(f"The known optimum must be a finite number, got {optimum}.", "optimum")
+    noise_std = check_noise(noise_std)
     sign = -1.0 if minimise else 1.0
     low, width = box[:, 0], box[:, 1] - box[:, 0]
 
@@ -89,16 +146,12 @@ def own_objective(fn: Callable, box, *, minimise: bool = False, optimum: float |
         X = low + np.asarray(unit, dtype=float) * width
         if vectorised:
             y = fn(X, agent_ids) if per_agent else fn(X)
-        elif per_agent:
-            y = [fn(x, int(a)) for x, a in zip(X, agent_ids)]
-        else:
-            y = [fn(x) for x in X]
-        y = np.asarray(y, dtype=float).reshape(-1)
-        if y.shape != (len(X),):
-            raise ConfigError(f"The objective returned {y.size} values for {len(X)} points.", "objective")
-        if not np.all(np.isfinite(y)):
-            raise ConfigError("The objective returned a value that is not a finite number.", "objective")
-        return sign * y
+        else:               # one call per point, a cancel checkpoint before each (a slow function stops in one call)
+            y = []
+            for x, a in zip(X, agent_ids):
+                checkpoint()
+                y.append(fn(x, int(a)) if per_agent else fn(x))
+        return sign * check_values(y, len(X), X, vectorised)
 
     label = name or getattr(fn, "__name__", None) or "objective"
     if optimum is None:
@@ -111,7 +164,7 @@ def own_objective(fn: Callable, box, *, minimise: bool = False, optimum: float |
         name=label, n_agents=int(agents), dim=len(box), noise_std=float(noise_std), reference=reference,
         metric_label=metric, lengthscale=OWN_LENGTHSCALE, noise_var=OWN_NOISE_VAR,
         description=f"{label}: {'minimised' if minimise else 'maximised'} on a box of {len(box)} dimensions",
-        fn=values, box=box, minimise=bool(minimise), optimum=optimum, agents_fixed=bool(per_agent))
+        fn=values, box=box, minimise=bool(minimise), optimum=optimum, agents_fixed=bool(per_agent), standardise=True)
 
 
 def metric_scale(objective) -> float:

@@ -13,7 +13,8 @@ from dataclasses import dataclass
 
 from engine.pogpucb.tasks import TASKS
 from engine.settings import SEED_MAX, setting, validate
-from engine.validation import ConfigError, check_range
+from engine.settings_doc import documented
+from engine.validation import Checked, ConfigError, check_range
 
 HYPER_MODES = ("shared", "refit")
 HYPER_MODE_LABELS = {
@@ -47,15 +48,17 @@ def _whole(field: str, low: int, high: int, name: str):
     return check
 
 
+@documented
 @dataclass(frozen=True)
-class PoConfig:
+class PoConfig(metaclass=Checked):
     """Every parameter of one PO-GP-UCB experiment (several runs).
 
     Defaults are the paper's synthetic set-up (Section 4, Table 1's best r):
     epsilon = exp(1.1), delta = 1e-5, r = 10, T = 50, delta_ucb = 0.05.
     """
 
-    dataset: str = setting("synthetic", choices=TASKS, label="data set")
+    dataset: str = setting("synthetic", choices=TASKS, label="data set",
+                           help="the curator's data set: its rows are the points GP-UCB chooses among")
     epsilon: float = setting(math.exp(1.1), low=MIN_EPSILON, high=MAX_EPSILON, cli_default=None, label="ε",
                              help="DP epsilon (default: the data set's, exp(1.1) for synthetic)")
     delta: float = setting(1e-5, low=0, high=1, low_open=True, high_open=True, cli_default=None,
@@ -69,7 +72,8 @@ class PoConfig:
                               help="GP-UCB iterations T")
     runs: int = setting(20, low=1, high=MAX_RUNS, check=_whole("runs", 1, MAX_RUNS, "number of runs"),
                         cli_type=float, label="runs", help="independent runs (own M and initial rows)")  # paper: 50
-    seed: int = setting(0, low=0, high=SEED_MAX, link=(0, SEED_MAX), label="seed")
+    seed: int = setting(0, low=0, high=SEED_MAX, link=(0, SEED_MAX), label="seed",
+                        help="fixes the runs' randomness: the same seed gives the same result")
     # Random rows queried before GP-UCB (not stated in the paper).
     initial_points: int = setting(2, low=1, high=100, not_on_page=PAGE_DEFAULT,
                                   help="random rows queried before GP-UCB")
@@ -80,7 +84,8 @@ class PoConfig:
                                    help="shared: the curator's ML fit for both kernels (paper); refit: the "
                                         "modeler's own fits")
     # With "refit": iterations between the modeler's ML fits.
-    refit_every: int = setting(10, low=1, high=MAX_ITERATIONS, not_on_page=PAGE_DEFAULT)
+    refit_every: int = setting(10, low=1, high=MAX_ITERATIONS, not_on_page=PAGE_DEFAULT,
+                              help="with refit: iterations between the modeler's maximum-likelihood fits")
     # Fixes the task (synthetic GP draw, the curator's ML fit).
     task_seed: int = setting(0, low=0, high=SEED_MAX, not_on_page=PAGE_DEFAULT,
                              help="fixes the synthetic GP draw and the ML fit")
@@ -88,9 +93,11 @@ class PoConfig:
     extent: float | None = setting(None, kind=float, optional=True, low=0, low_open=True, high=1000,
                                    not_on_page=PAGE_DEFAULT, noun="synthetic grid extent",
                                    help="synthetic task only: the grid [0, extent]^2 (default 7.5)")
-    baseline: bool = setting(True, not_on_page=PAGE_DEFAULT, help="skip non-private GP-UCB")
+    baseline: bool = setting(True, not_on_page=PAGE_DEFAULT, label="run non-private GP-UCB beside it",
+                             help="skip non-private GP-UCB")
     # Pairs sampled for the distance-distortion histogram.
-    distortion_pairs: int = setting(2000, low=0, high=MAX_DISTORTION_PAIRS, not_on_page=PAGE_DEFAULT)
+    distortion_pairs: int = setting(2000, low=0, high=MAX_DISTORTION_PAIRS, not_on_page=PAGE_DEFAULT,
+                                   help="pairs of rows sampled for the distance-distortion histogram")
 
     def __post_init__(self):
         validate(self, normalize=True)

@@ -90,6 +90,23 @@ class PoResult:
     preview_f: np.ndarray                     # f at those rows
     seconds: float = 0.0
     seconds_per_run: list = field(default_factory=list)
+    queries: np.ndarray | None = None         # (runs_done, initial_points + T) rows of the data set PO-GP-UCB queried
+    query_values: np.ndarray | None = None    # (runs_done, initial_points + T) f at those rows (noiseless)
+    stopped: str | None = None                # why the runs ended early ("interrupted", "time limit")
+
+    @property
+    def best_rows(self) -> np.ndarray:
+        """The row of the data set each run found best (by f, as the regret measures), (runs_done,)."""
+        if self.queries is None or len(self.queries) == 0:
+            return np.empty(0, dtype=int)
+        return self.queries[np.arange(len(self.queries)), np.argmax(self.query_values, axis=1)]
+
+    @property
+    def best_values(self) -> np.ndarray:
+        """f at :attr:`best_rows`, (runs_done,)."""
+        if self.query_values is None or len(self.query_values) == 0:
+            return np.empty(0)
+        return self.query_values.max(axis=1)
 
     @property
     def runs_done(self) -> int:
@@ -153,7 +170,7 @@ class PoResult:
             baseline_final_regret=None if self.baseline_regrets is None else float(self.baseline_curve[-1]),
             distortion_mean=float(self.distortion.mean()) if self.distortion.size else None,
             distortion_quantiles={f"q{int(q * 100):02d}": v for q, v in zip(DISTORTION_QUANTILES, quantiles)},
-            seconds=self.seconds,
+            seconds=self.seconds, best_rows=self.best_rows, best_values=self.best_values, stopped=self.stopped,
         )
         return out
 
@@ -185,6 +202,8 @@ def iter_pogpucb(config: PoConfig) -> Iterator[PoResult]:
     distortion = np.empty(0)
     preview = None
     per_run = []
+    queries = np.empty((0, config.initial_points + T), dtype=int)
+    query_values = np.empty((0, config.initial_points + T))
     refit = config.refit_every if config.hyperparameters == "refit" else 0
     for run in range(config.runs):
         checkpoint()
@@ -196,6 +215,8 @@ def iter_pogpucb(config: PoConfig) -> Iterator[PoResult]:
             trace = run_gp_ucb(rel.Z, task.f, task.noise_var, task.hyper, init, T, config.delta_prime, noise_rng,
                                refit_every=refit)
             regrets = np.vstack([regrets, simple_regret(trace, task.f_max, config.initial_points)])
+            queries = np.vstack([queries, trace.queries[None, :]])
+            query_values = np.vstack([query_values, trace.values[None, :]])
             if base is not None:
                 btrace = run_gp_ucb(task.X, task.f, task.noise_var, task.hyper, init, T, config.delta_prime,
                                     base_rng, refit_every=refit)
@@ -210,7 +231,8 @@ def iter_pogpucb(config: PoConfig) -> Iterator[PoResult]:
         per_run.append(time.perf_counter() - run_start)
         yield PoResult(config=config, summary=summary, hyper=task.hyper, regrets=regrets, baseline_regrets=base,
                        distortion=distortion, preview_rows=preview[0], preview_x=preview[1], preview_z=preview[2],
-                       preview_f=preview[3], seconds=time.perf_counter() - start, seconds_per_run=list(per_run))
+                       preview_f=preview[3], seconds=time.perf_counter() - start, seconds_per_run=list(per_run),
+                       queries=queries, query_values=query_values)
 
 
 def run_pogpucb(config: PoConfig) -> PoResult:

@@ -40,8 +40,10 @@ def _calibrate(make_event, target_epsilon, delta, accountant, sampling, *, discr
                 lambda: make_accountant(accountant, sampling, steps=steps), _checked(make_event), target_epsilon, delta,
                 bracket_interval=bracket, discrete=discrete, tol=tol)
     except (ValueError, RuntimeError) as err:
-        raise ConfigError(f"No setting reaches epsilon = {target_epsilon:g} at delta = {delta:g} "
-                          f"with these parameters ({err}).") from err
+        detail = str(err).strip().rstrip(".")     # one sentence: the reason joins it after a colon
+        detail = detail[:1].lower() + detail[1:] if detail[:2] != detail[:2].upper() else detail
+        raise ConfigError(f"No setting reaches epsilon = {target_epsilon:g} at delta = {delta:g} with these "
+                          f"parameters: {detail}.", "target_epsilon") from err
 
 
 # Pure and slow for rdp/pld (seconds): pages and repeated runs ask the same question.

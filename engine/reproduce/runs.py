@@ -70,7 +70,7 @@ def _objective(dataset: str, split, env_data_dir, env_cache_dir):
 
 def outcome(result) -> tuple:
     """(per-run curves (runs, T + 1), epsilon after T, delta, engine seconds, percent clipped) of an FboResult."""
-    epsilon = result.epsilon[-1] if result.epsilon else None
+    epsilon = float(result.epsilon[-1]) if result.epsilon is not None and len(result.epsilon) else None
     fractions = [f for f in result.clipped_fraction if f is not None]
     clipped = 100.0 * float(np.mean(fractions)) if fractions and result.config.is_private else None
     return (result.run_curves, epsilon, result.delta if result.config.is_private else None, result.wall_seconds,

@@ -127,6 +127,12 @@ class BatchedBlr:
             checkpoint()
             self.add(phi[:, j], y[:, j])
 
+    def replace_values(self, y: np.ndarray) -> None:
+        """Replace the values of every observation so far, ``y`` (K, count) (e.g. re-standardised); the
+        features, and so Sigma^-1, stay."""
+        self.y[:, :self.count] = y
+        self.phi_y = np.einsum("knm,kn->km", self.phi[:, :self.count], self.y[:, :self.count])
+
     @property
     def precision(self) -> np.ndarray:
         """Sigma_t = Phi^T Phi + lambda I, (K, M, M)."""
@@ -203,6 +209,10 @@ class DualBlr:
         """Add ``n`` observations to every model: ``phi`` (K, n, M), ``y`` (K, n)."""
         for j in range(np.shape(phi)[1]):
             self.add(phi[:, j], y[:, j])
+
+    def replace_values(self, y: np.ndarray) -> None:
+        """Replace the values of every observation so far, ``y`` (K, count); G^-1 depends on the features only."""
+        self.y[:, :self.count] = y
 
     @property
     def _inverse(self) -> np.ndarray:

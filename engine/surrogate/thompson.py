@@ -114,6 +114,11 @@ class OwnGp:
         for j in range(np.shape(y)[1]):
             self.add(X[:, j], y[:, j])
 
+    def replace_values(self, y: np.ndarray) -> None:
+        """Replace the values of every observation so far, ``y`` (K, count) (e.g. re-standardised); the inputs,
+        the distances and the pathwise inverse (which depend on X and the hyperparameters only) stay."""
+        self.y[:, :self.count] = y
+
     # ------------------------------------------------------------------ hyperparameters
     def refit_if_due(self) -> bool:
         """Fit the hyperparameters when the observation count is a multiple of ``refit_every``."""

@@ -201,7 +201,7 @@ class FboAdapter(Adapter):
         final = np.asarray(result.records[-1].metric, dtype=float)      # (runs, agents)
         utility = final.mean(axis=1)
         epsilon = result.epsilon
-        eps = math.nan if not epsilon or epsilon[-1] is None else float(epsilon[-1])
+        eps = math.nan if epsilon is None or not len(epsilon) or np.isnan(epsilon[-1]) else float(epsilon[-1])
         delta = math.nan if result.delta is None or not self.private(params) else float(result.delta)
         return [RunOutcome(float(u), eps, delta, result.metric_label) for u in utility]
 

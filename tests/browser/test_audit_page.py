@@ -74,6 +74,30 @@ def test_audit_page_audits_the_built_in_flower_strategies(page, app_url):
     screenshot(page, "privacy_audit_flower_broken")
 
 
+def test_audit_page_runs_a_participants_attack_on_a_flower_app(page, app_url):
+    pytest.importorskip("flwr")
+    # The app as it was (noise from the public seed) with 3 releases: the attack explains every release; the
+    # product's app: it explains none. Each attack plays a 5-agent app in a second or two.
+    page.goto(f"{app_url}/Privacy_audit?mechanism=flower&participant=dp-fts-de-public-seed&steps=3&q=0.5")
+    wait_for_app(page)
+    page.get_by_text("A participant's attack").click()
+    page.get_by_role("button", name="Attack", exact=True).click()
+    page.get_by_text("The participant regenerated the noise").wait_for(timeout=RUN_TIMEOUT_MS)
+    wait_for_app(page, RUN_TIMEOUT_MS)
+    assert page.locator("[data-testid='stException']").count() == 0
+    assert page.get_by_text("3 of 3").count() == 1
+    page.mouse.move(0, 0)
+    screenshot(page, "privacy_audit_participant_broken")
+    page.goto(f"{app_url}/Privacy_audit?mechanism=flower&participant=dp-fts-de&steps=3&q=0.5")
+    wait_for_app(page)
+    page.get_by_text("A participant's attack").click()
+    page.get_by_role("button", name="Attack", exact=True).click()
+    page.get_by_text("The participant could not regenerate the noise").wait_for(timeout=RUN_TIMEOUT_MS)
+    wait_for_app(page, RUN_TIMEOUT_MS)
+    assert page.get_by_text("0 of 3").count() == 1
+    screenshot(page, "privacy_audit_participant_fixed")
+
+
 def test_federated_bo_run_offers_its_audited_epsilon(page, app_url):
     page.goto(f"{app_url}/Federated_BO")
     wait_for_app(page)

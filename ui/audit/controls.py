@@ -15,7 +15,7 @@ import dataclasses
 import streamlit as st
 
 from engine.audit import MECHANISM_LABELS, MECHANISMS, ServerAudit, VoteAudit, audit_cost
-from engine.flower.audit_config import BUILTINS, StrategyAudit
+from engine.flower.audit_config import BUILTINS, PARTICIPANT_TARGETS, StrategyAudit
 from engine.fbo.config import WEIGHT_SCHEDULES, WEIGHTS
 from engine.fbo.variants import COMPARISON_DEFAULTS, build_variants
 from engine.hype.config import AGGREGATIONS
@@ -47,9 +47,10 @@ PARAMS: dict[str, Param] = params_of((ServerAudit, VoteAudit), {
     "noise": "epsilon", "epsilon": _V.epsilon, "sigma": 12.8,
     **{name: getattr(_V, name) for name in ("k", "candidates", "clients", "aggregation")},
     **{name: getattr(_S, name) for name in ("accountant", "trials", "delta", "seed")},
-    "control": False, "strategy": flower.DEFAULT_STRATEGY,
+    "control": False, "strategy": flower.DEFAULT_STRATEGY, "participant": flower.DEFAULT_PARTICIPANT,
 }, mechanism=Param(_S.mechanism, str, PAGE_MECHANISMS), noise=Param("epsilon", str, ("epsilon", "sigma")),
-    control=Param(False, bool), strategy=Param(flower.DEFAULT_STRATEGY, str, BUILTINS))
+    control=Param(False, bool), strategy=Param(flower.DEFAULT_STRATEGY, str, BUILTINS),
+    participant=Param(flower.DEFAULT_PARTICIPANT, str, PARTICIPANT_TARGETS))
 SERVER_FIELDS = ("q", "z", "S", "P", "agents", "features", "steps", "sampling", "weights", "weight_a",
                  "weight_schedule", "canary_norm")
 VOTE_FIELDS = ("k", "candidates", "clients", "aggregation")
@@ -76,6 +77,11 @@ def default_trials(mechanism: str) -> int:
 
 def _key(name: str) -> str:
     return PREFIX + name
+
+
+def widget_key(name: str) -> str:
+    """The session-state key of control ``name`` (for a control the page draws outside the sidebar)."""
+    return _key(name)
 
 
 def init() -> list[Ignored]:

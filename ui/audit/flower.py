@@ -4,6 +4,9 @@ A visitor chooses one of the engine's three built-in strategies by name
 (:data:`engine.flower.audit_config.BUILTINS`; never a module path) and sets
 q, z, the releases and the game's shared knobs. The audit is priced by
 :func:`engine.limits.strategy_audit_cost` and runs as the other audits do.
+:func:`participant_panel` adds a participant's attack on one of four built-in
+apps (:data:`engine.flower.audit_config.PARTICIPANT_TARGETS`), priced by
+:func:`engine.limits.participant_audit_cost` and computed behind the walls.
 Nothing here imports Flower: without it the choice says so and Run is off.
 """
 
@@ -11,15 +14,28 @@ from __future__ import annotations
 
 import streamlit as st
 
-from engine.flower.audit_config import BUILTIN_LABELS, BUILTINS, StrategyAudit, flower_installed, game_agents
-from engine.limits import strategy_audit_cost
+from engine.flower.audit_config import (
+    BUILTIN_LABELS,
+    BUILTINS,
+    PARTICIPANT_LABELS,
+    PARTICIPANT_TARGETS,
+    ParticipantAudit,
+    StrategyAudit,
+    flower_installed,
+    game_agents,
+)
+from engine.limits import participant_audit_cost, strategy_audit_cost
 from engine.validation import ConfigError
+from ui.kit.compute import compute
 from ui.kit.errors import ErrorSlots
 from ui.kit.run_loop import Priced, checked
 
 MECHANISM = "flower"
 LABEL = "A Flower strategy's aggregate_train (three built-ins)"
 DEFAULT_STRATEGY = "dp-fts-de"
+DEFAULT_PARTICIPANT = "dp-fts-de-public-seed"
+PARTICIPANT_RESULT = "audit_participant_result"     # (config, record) of the last attack
+PARTICIPANT_AGENTS, PARTICIPANT_P = 5, 2             # the apps' size: the issue's federation
 NOT_INSTALLED = ("Flower is not installed on this server (pip install -r requirements-dev.txt), so its strategies "
                  "cannot be audited here; the other two mechanisms work without it.")
 CLAIMS = {"flower-dp-fixed": "Flower's own RDP accountant (no amplification)",
@@ -68,3 +84,63 @@ def knobs(slots: ErrorSlots, key) -> None:
     c1.number_input("S (clipping)", key=key("S"), step=1.0, format="%.2f", help="Each reply is clipped to S.")
     c2.number_input("releases T", key=key("steps"), step=1, help="Calls of aggregate_train composed in one game.")
     slots.under("S", "steps")
+
+
+def participant_config(values: dict) -> tuple[ParticipantAudit, Priced]:
+    """The participant's attack on the chosen app with the page's q, z, S, releases and seed; raises ConfigError."""
+    if not flower_installed():
+        raise ConfigError(NOT_INSTALLED, "participant")
+    config = ParticipantAudit(strategy=values["participant"], agents=PARTICIPANT_AGENTS, P=PARTICIPANT_P,
+                              steps=values["steps"], q=values["q"], z=values["z"], S=values["S"],
+                              seed=values["seed"])
+    cost = participant_audit_cost(config.app, config.agents, config.steps)
+    return config, checked(cost, what="This attack")
+
+
+def _attack(config: ParticipantAudit) -> dict:
+    from engine.flower.participant_targets import participant_audit      # imports Flower on use
+
+    return participant_audit(config)
+
+
+def participant_panel(values: dict, key) -> None:
+    """A participant's attack: a button, then what the attacker recovered (below the game's Run)."""
+    with st.expander("A participant's attack: the run config, the app's code, its own replies, every broadcast",
+                     icon=":material/person_search:"):
+        st.caption("DP-FTS-DE: one agent of a 5-agent app (P = 2, the q, z, S, releases and seed on the left) "
+                   "rebuilds the server from the public run config, replays every release, subtracts the noise it "
+                   "would add and checks that what is left could be the other agents' clipped vectors. DP-HYPE: "
+                   "one client of a 5-client vote (10 candidates, k = 2, epsilon = 1) regenerates every client's "
+                   "noise with the client's code and checks that what is left is a vote count. Neither check "
+                   "needs the truth; the truth kept aside only measures the error.")
+        left, right = st.columns([3, 1], vertical_alignment="bottom")
+        left.selectbox("app", PARTICIPANT_TARGETS, key=key("participant"), format_func=PARTICIPANT_LABELS.get,
+                       help="The exported apps, and copies as they were exported before (their noise from the "
+                            "run config's public seed): the negative controls, which the attack must catch.")
+        slots = ErrorSlots()
+        slots.under("participant", "steps", "q", "z", "S", "seed", "agents")
+        config = None
+        try:
+            config, _ = participant_config(values)
+        except ConfigError as err:
+            slots.show(err)
+        if right.button("Attack", key="audit_participant_button", disabled=config is None, width="stretch",
+                        icon=":material/policy:"):
+            try:
+                st.session_state[PARTICIPANT_RESULT] = (config, compute(_attack, config, walled="agents"))
+            except ConfigError as err:
+                slots.show(err)
+        stored = st.session_state.get(PARTICIPANT_RESULT)
+        if not stored or stored[0] != config:
+            return
+        record = stored[1]
+        (st.error if record["regenerated"] else st.success)(
+            record["verdict"], icon=":material/gpp_bad:" if record["regenerated"] else ":material/verified_user:")
+        m = st.columns(3)
+        m[0].metric("releases the attacker explained", f"{record['explained']} of {record['releases']}",
+                    help="Its own check: the residual lies in the ball the other agents' vectors can reach.")
+        m[1].metric("error of its noiseless aggregate", f"{record['aggregate_error']:.2g}",
+                    help=f"Largest error over the releases; the aggregate's entries reach "
+                         f"{record['aggregate_scale']:.3g}.")
+        m[2].metric("other agents' vectors recovered", f"{len(record['recovered'])}",
+                    help="Releases where the regenerated subsample selected exactly one other agent.")

@@ -192,7 +192,8 @@ def downloads(run: LiveRun, params) -> None:
     results_json = json.dumps([dict(res.to_json(), label=label) for label, res in runs], default=float).encode()
     dcols = st.columns([1, 1, 1, 2])
     dcols[0].download_button("Results (CSV)", run.cache["csv"], help="Tidy table: one row per line x run x agent x "
-                             "iteration, with the metric and ε.", file_name="fbo_results.csv", mime="text/csv",
+                             "query (the initial points as iteration 0): the point, its value, the metric and ε.",
+                             file_name="fbo_results.csv", mime="text/csv",
                              icon=":material/download:", on_click="ignore", key="fbo_dl_csv")
     dcols[1].download_button("Configuration (JSON)", config_json, help="Every resolved setting of every line with "
                              "the command line that runs it, and the link parameters that reproduce this page.",
