@@ -133,5 +133,5 @@ def participant_audit_cost(app: str, agents: int, steps: int = 1) -> Cost:
     per = PARTICIPANT_ROUND_SECONDS if app == "fbo" else PARTICIPANT_CLIENT_SECONDS
     knobs = [("agents", agents, 5, 1), ("steps", steps, 10, 1)] if app == "fbo" else [("agents", agents, 5, 1)]
     ranked = knob_ranking(knobs)
-    return Cost(seconds=STRATEGY_BASE_SECONDS + rounds * per, memory_mb=STRATEGY_BASE_MB, field=ranked[0],
-                knobs=ranked)
+    return Cost(seconds=with_margin("audit", STRATEGY_BASE_SECONDS + rounds * per), memory_mb=STRATEGY_BASE_MB,
+                field=ranked[0], knobs=ranked)
