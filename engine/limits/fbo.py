@@ -7,6 +7,8 @@ the data set's registry entry (:func:`engine.objectives.registry.dataset_costs`)
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from engine.cancel import CHUNK_ELEMENTS
 from engine.limits.core import Cost, priced, with_margin
 from engine.limits.privacy import accountant_cost
@@ -161,7 +163,9 @@ def fbo_cost(config, n_agents: int, candidates: int | None = None, *, objective:
         knobs.append(("P", P, FBO_USUAL["P"], 1))
     if config.domain == "continuous" and config.dataset != "synthetic" and own is None:
         knobs.insert(0, ("domain", 1000, 1, 1))
-    return priced(seconds, memory, knobs, transient_mb=min(transient, memory))
+    cost = priced(seconds, memory, knobs, transient_mb=min(transient, memory))
+    # Nothing a run keeps is P x N (the sub-regions' weights are two numbers each): P drives time, not memory.
+    return replace(cost, memory_field=next((k for k in cost.knobs if k != "P"), cost.field))
 
 
 def _sum_of_squares(m: int) -> float:
