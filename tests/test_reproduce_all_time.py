@@ -23,8 +23,9 @@ def _entry() -> dict:
 
 def _section() -> str:
     text = DOCS.read_text()
-    start = text.index("### What the replication costs")
-    return text[start:text.index("\n## ", start)]
+    start = text.index("### What `reproduce all` costs")
+    end = text.find("\n## ", start)
+    return text[start:end if end >= 0 else len(text)]
 
 
 def test_the_docs_quote_the_stored_time_of_reproduce_all():
