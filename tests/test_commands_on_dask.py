@@ -57,7 +57,7 @@ def narrow(patch) -> None:
 
 # (name, the command's arguments, the tasks it hands the executor at least)
 COMMANDS = [
-    ("reproduce-all", ["reproduce", "all", "--runs", "2", "--synthetic-runs", "2", "--functions", "1",
+    ("reproduce-all", ["reproduce", "all", "--runs", "2", "--synthetic-runs", "2", "--functions", "2",
                        "--repetitions", "50", "--no-replication", "--quiet"], 5 + 2 + 2 + 1),
     ("reproduce-po-gp-ucb", ["reproduce", "po-gp-ucb", "--parts", "branin,property", "--runs", "2", "--quiet"], 2),
     ("reproduce-ablations", ["reproduce", "ablations", "--parts", "pogpucb-extent", "--runs", "2", "--quiet"], 1),
