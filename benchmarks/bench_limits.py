@@ -291,9 +291,11 @@ def work_of(tool: str, kw: dict):
         from engine.objectives.store import grid_size
         from engine.objectives.tasks import grid_candidates
 
+        from engine.objectives.builds import _score_agent
+
         task = importlib.import_module(DATASETS[kw["dataset"]][0]).make_task(n_agents=kw["agents"])
         candidates = grid_candidates(task.dim, grid_size(task, None))
-        return lambda: [task.score(agent, candidates) for agent in range(task.n_agents)]
+        return lambda: [_score_agent(task, agent, candidates) for agent in range(task.n_agents)]
     if tool == "sweep":
         from engine.sweep import SweepSpec, run_sweep
 

@@ -37,6 +37,13 @@ OWN_SERVERS = ("test_hosted.py", "test_first_visit.py", "test_landmine_data.py",
                "test_acceptance.py")
 
 
+# What a quick run for development leaves out, `python -m pytest -m "not heavy"` (README): the groups that start
+# servers, browsers, clusters, federations or virtual environments, the statistical tests, and the modules whose
+# tests each take many seconds of CPU (measured: README, "Running the tests").
+HEAVY_GROUPS = ("browser", "browser-servers", "dask", "tests/test_flower_federation.py", "tests/test_install.py")
+HEAVY_MODULES = ("tests/test_cluster_recipe.py", "tests/test_limits_conservative.py", "tests/test_price_property.py")
+
+
 def _group(item) -> str:
     path = Path(str(item.fspath)).resolve().relative_to(ROOT)
     if path.parts[:2] == ("tests", "browser"):
@@ -48,10 +55,14 @@ def _group(item) -> str:
 
 @pytest.hookimpl(tryfirst=True)     # before xdist's own hook, which reads the groups into the tests' ids
 def pytest_collection_modifyitems(config, items):
-    """Mark every test with its worker group (:data:`LONGEST_FIRST`), the longest groups first."""
+    """Mark every test with its worker group (:data:`LONGEST_FIRST`), the longest groups first, and the heavy ones
+    ``heavy``."""
     rank = {name: i for i, name in enumerate(LONGEST_FIRST)}
     for item in items:
-        item.add_marker(pytest.mark.xdist_group(_group(item)))
+        group = _group(item)
+        item.add_marker(pytest.mark.xdist_group(group))
+        if group in HEAVY_GROUPS or group in HEAVY_MODULES or item.get_closest_marker("statistical"):
+            item.add_marker(pytest.mark.heavy)
     order = {id(item): i for i, item in enumerate(items)}
     items.sort(key=lambda item: (rank.get(_group(item), len(rank)), order[id(item)]))
 
@@ -89,7 +100,13 @@ def cache_dir(tmp_path_factory) -> Path:
 
 
 @pytest.fixture(scope="session")
-def dask_cluster(tmp_path_factory, cache_dir):
+def dask_workdir(tmp_path_factory) -> Path:
+    """The folder of the session's Dask cluster: its processes' logs (``scheduler.log``, ``worker0.log``, ...)."""
+    return tmp_path_factory.mktemp("dask")
+
+
+@pytest.fixture(scope="session")
+def dask_cluster(dask_workdir, cache_dir):
     """A real Dask cluster on 127.0.0.1 for the session: the stock ``dask scheduler`` and two ``dask worker``
     processes (tests/dask_loopback.py), stopped by their pids at the end. Yields ``(address, processes)``."""
     import os
@@ -99,7 +116,7 @@ def dask_cluster(tmp_path_factory, cache_dir):
     from engine.executor.cluster import close_clients
 
     env = dict(os.environ, DPBO_CACHE_DIR=str(cache_dir))
-    with cluster(2, tmp_path_factory.mktemp("dask"), env) as running:
+    with cluster(2, dask_workdir, env) as running:
         try:
             yield running
         finally:

@@ -23,10 +23,10 @@ BIN = Path(sys.executable).parent
 START_SECONDS = 90       # bound on starting the scheduler and the workers on a busy machine
 
 
-def _joined(address: str, workers: int, seconds: float) -> bool:
+def _joined(address: str, workers: int, seconds: float, security=None) -> bool:
     from distributed import Client
 
-    with Client(address, timeout="30s", set_as_default=False) as client:
+    with Client(address, timeout="30s", set_as_default=False, security=security) as client:
         try:
             client.wait_for_workers(workers, timeout=seconds)
         except TimeoutError:
@@ -34,11 +34,18 @@ def _joined(address: str, workers: int, seconds: float) -> bool:
     return True
 
 
+def tls_options(folder: Path, name: str) -> list[str]:
+    """The ``dask scheduler`` / ``dask worker`` options of docs/hosting.md's recipe, for the key pair ``name``."""
+    return ["--tls-ca-file", str(folder / "ca.pem"), "--tls-cert", str(folder / f"{name}.pem"), "--tls-key",
+            str(folder / f"{name}-key.pem")]
+
+
 @contextlib.contextmanager
-def cluster(workers: int, workdir: Path, env: dict | None = None):
-    """Yield ``(address, processes)`` of a loopback cluster of ``workers`` worker processes."""
+def cluster(workers: int, workdir: Path, env: dict | None = None, tls: Path | None = None):
+    """Yield ``(address, processes)`` of a loopback cluster of ``workers`` worker processes; with ``tls`` (a folder
+    holding docs/hosting.md's certificates), a TLS cluster started with the recipe's options."""
     (port,) = free_ports(1)
-    address = f"tcp://127.0.0.1:{port}"
+    address = f"{'tls' if tls else 'tcp'}://127.0.0.1:{port}"
     environ = dict(os.environ if env is None else env,
                    PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
     environ.pop("DASK_DISTRIBUTED__WORKER__DAEMON", None)       # the stock setting: daemonic worker processes
@@ -53,14 +60,22 @@ def cluster(workers: int, workdir: Path, env: dict | None = None):
 
     try:
         start([str(BIN / "dask"), "scheduler", "--host", "127.0.0.1", "--port", str(port), "--no-dashboard",
-               "--dashboard-address", "127.0.0.1:0", "--no-show"], "scheduler")
+               "--dashboard-address", "127.0.0.1:0", "--no-show",
+               *(["--protocol", "tls", *tls_options(tls, "scheduler")] if tls else [])], "scheduler")
         if not wait_port(port, START_SECONDS):
             raise RuntimeError("The scheduler did not start: " + (workdir / "scheduler.log").read_text()[-2000:])
         for i in range(workers):
             start([str(BIN / "dask"), "worker", address, "--host", "127.0.0.1", "--nthreads", "1",
                    "--no-dashboard", "--dashboard-address", "127.0.0.1:0", "--name", f"w{i}", "--death-timeout", "60",
-                   "--local-directory", str(workdir / f"w{i}")], f"worker{i}")
-        if not _joined(address, workers, START_SECONDS):
+                   "--local-directory", str(workdir / f"w{i}"),
+                   *(tls_options(tls, f"worker-{i + 1}") if tls else [])], f"worker{i}")
+        security = None
+        if tls:
+            from distributed.security import Security
+
+            security = Security(tls_ca_file=str(tls / "ca.pem"), tls_client_cert=str(tls / "explorer.pem"),
+                                tls_client_key=str(tls / "explorer-key.pem"), require_encryption=True)
+        if not _joined(address, workers, START_SECONDS, security):
             tails = {p.name: p.read_text()[-1500:] for p in workdir.glob("*.log")}
             raise RuntimeError(f"The workers did not join: {tails}")
         yield address, processes

@@ -98,8 +98,8 @@ NOT_RUN = {
     "python -m engine sweep --tool fbo --preset fig3a --out data/cache/sweeps/fig3a.parquet --executor dask":
         "needs a Dask cluster (`--scheduler tcp://10.0.0.5:8786` is a placeholder)",
     "python -m engine reproduce all --executor dask":
-        "needs a Dask cluster of several machines; tests/test_executor_dask.py runs a reproduction through a "
-        "loopback one",
+        "needs a Dask cluster of several machines; tests/test_commands_on_dask.py runs `reproduce all` (small parts) "
+        "through a loopback one",
     "docker build": "needs a Docker daemon; tests/browser/test_hosted.py runs the image's command and environment "
                     "(read from the Dockerfile) on loopback",
     "docker run": "needs a Docker daemon and a built image",

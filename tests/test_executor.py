@@ -5,15 +5,20 @@ from __future__ import annotations
 
 import os
 import re
+import subprocess
+import sys
 from argparse import Namespace
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from engine.executor import Executor, from_args
+from engine.executor.cluster import TLS_SETTINGS
 from engine.validation import ConfigError
 
-ENGINE = Path(__file__).resolve().parents[1] / "engine"
+ROOT = Path(__file__).resolve().parents[1]
+ENGINE = ROOT / "engine"
 EXECUTOR = ENGINE / "executor"
 STARTS_PROCESSES = re.compile(r"ProcessPoolExecutor|\bloky\b|\bmultiprocessing\b|(?<![A-Za-z_])Client\(|"
                               r"^\s*(from|import) joblib\b")
@@ -55,8 +60,22 @@ def test_executor_options_are_sentences():
         Executor("spark")
     with pytest.raises(ConfigError, match="workers must be >= 1"):
         Executor("joblib", 0)
-    assert from_args(Namespace(executor="dask", scheduler="tls://10.0.0.5:8786", workers=None)).address == \
-        "tls://10.0.0.5:8786"
+
+
+
+def test_a_tls_scheduler_without_this_clients_certificate_is_one_sentence(monkeypatch):
+    """Dask's own answer was a 40-line traceback (TypeError: TLS expects a ssl_context ... got None), after the
+    command had been priced; now it is refused before, in one sentence that names the settings to give."""
+    for name in TLS_SETTINGS:
+        monkeypatch.delenv(name, raising=False)
+    with pytest.raises(ConfigError, match="speaks TLS, and this machine has no client certificate") as refused:
+        from_args(Namespace(executor="dask", scheduler="tls://10.0.0.5:8786", workers=None))
+    assert all(name in str(refused.value) for name in TLS_SETTINGS) and refused.value.field == "scheduler"
+    done = subprocess.run([sys.executable, "-m", "engine", "audit", "--trials", "100", "--executor", "dask",
+                           "--scheduler", "tls://127.0.0.1:9"], capture_output=True, text=True, timeout=120, cwd=ROOT,
+                          env={k: v for k, v in os.environ.items() if k not in TLS_SETTINGS})
+    assert done.returncode == 2 and not done.stdout, done
+    assert done.stderr.count("\n") == 1 and done.stderr.startswith("error: The scheduler tls://127.0.0.1:9 speaks TLS")
 
 
 def test_the_hosts_scheduler_is_the_default_address_of_the_dask_executor(monkeypatch):
@@ -80,3 +99,66 @@ def nested_pids(_key):
 
 def pid_of(_key) -> int:
     return os.getpid()
+
+
+def _sleep_then(key, seconds):
+    import time
+
+    time.sleep(seconds)
+    return key, os.getpid()
+
+
+def test_jobs_at_once_share_one_session_of_workers():
+    """`reproduce all` runs its papers at once (engine.executor.together) inside one session: every job's tasks
+    ran on the same two worker processes, none in this one, and each job's CPU meter counted its own tasks."""
+    from engine.executor import metered, together, use
+    from engine.reproduce.runs import run_tasks
+
+    def job(name):
+        with metered() as meter:
+            pids = {pid for _, pid in run_tasks([(f"{name}{i}", 0.05) for i in range(6)], _sleep_then)}
+        return pids, meter
+
+    with Executor("joblib", 2).session() as shared, use(shared):
+        out = together({"a": lambda: job("a"), "b": lambda: job("b")})
+    pids = out["a"][0] | out["b"][0]
+    assert len(pids) == 2 and os.getpid() not in pids, out
+    assert all(meter.tasks >= 0 for _, meter in out.values())
+
+
+def test_the_first_job_that_fails_stops_the_others():
+    import time
+
+    from engine.cancel import checkpoint
+    from engine.executor import together
+
+    beats = []
+
+    def endless():
+        for _ in range(6000):           # a minute at most: a guard against a broken stop, not a timing
+            checkpoint()
+            beats.append(1)
+            time.sleep(0.01)
+        return "never stopped"
+
+    def fails():
+        while not beats:
+            time.sleep(0.01)
+        raise ValueError("the first job's error")
+
+    with pytest.raises(ValueError, match="the first job's error"):
+        together({"endless": endless, "fails": fails})
+    assert len(beats) < 6000
+
+
+@pytest.mark.parametrize("mechanism", ["fbo-server", "hype-votes"])
+def test_an_audit_gives_the_same_scores_on_worker_processes_and_in_this_process(mechanism):
+    """On a Dask cluster too: tests/test_commands_on_dask.py."""
+    from engine.audit import ServerAudit, VoteAudit
+    from engine.audit.run import run_audit
+
+    config = ServerAudit(q=0.5, z=1.0, trials=2000, seed=5) if mechanism == "fbo-server" else VoteAudit(trials=2000,
+                                                                                                          seed=5)
+    pooled, alone = run_audit(config, executor=Executor("joblib", 2)), run_audit(config)
+    assert np.array_equal(pooled.scores_in, alone.scores_in) and np.array_equal(pooled.scores_out, alone.scores_out)
+    assert pooled.epsilon_lower == alone.epsilon_lower

@@ -1,30 +1,21 @@
-"""Every heavy job through a real Dask cluster (the stock ``dask scheduler`` and two ``dask worker`` processes on
-127.0.0.1, tests/dask_loopback.py) gives what the local process pool gives: a reproduction, an objective table,
-an audit (a sweep: tests/test_sweep_run.py); a hosted walled run streams its records from a stock (daemonic)
-worker, holds its walls and stops at once."""
+"""A real Dask cluster (the stock ``dask scheduler`` and two ``dask worker`` processes on 127.0.0.1,
+tests/dask_loopback.py): it listens on loopback only, Stop reaches the tasks running on it, and a hosted walled run
+streams its records from a stock (daemonic) worker, holds its walls and stops at once. Every command's work on it,
+with the local numbers: tests/test_commands_on_dask.py."""
 
 from __future__ import annotations
 
-import json
 import os
-import subprocess
-import sys
 import threading
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 from tests.dask_loopback import listening, wait_until
 from tests.walled_work import CPU_PER_BEAT, beating, forever, gone, hog, records, spin
 
-from engine.audit import ServerAudit, VoteAudit
-from engine.audit.run import run_audit
 from engine.cancel import Cancelled, CancelToken, cancellable
-from engine.executor import Executor, use
-from engine.objectives.builds import build_table
-from engine.objectives.registry import make_task
-from engine.reproduce.report import Claim, Part, Setting, run_part
+from engine.executor import Executor
 from engine.walls import MEMORY, TIME, Wall, WallHit, run_walled
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -42,62 +33,6 @@ def test_the_cluster_listens_on_loopback_only(dask_cluster):
     _, processes = dask_cluster
     addresses = listening(processes)
     assert len(addresses) >= 5 and all(a.startswith("127.0.0.1:") for a in addresses), addresses
-
-
-BASE = dict(dataset="synthetic", agents=6, iterations=3, features=10, n_init=3, P=2)
-SETTINGS = (Setting("ts", "TS", dict(algorithm="ts")), Setting("dp", "DP-FTS-DE", dict(algorithm="dp-fts-de", q=0.5)))
-PART = Part("toy", "toy", "simple regret", BASE, SETTINGS,
-            (Claim("TS beats DP-FTS-DE", "test", ("ts",), "dp"),), (0, 3), 3)
-
-
-def test_a_reproduction_gives_the_local_pools_curves_and_verdicts(dask):
-    local = run_part(PART, runs=30, seed=2, jobs=2)                 # two blocks of runs per setting
-    with use(dask):
-        remote = run_part(PART, runs=30, seed=2)
-    for key, setting in local.results.items():
-        assert np.array_equal(remote.results[key].run_curves, setting.run_curves)
-        assert remote.results[key].epsilon == setting.epsilon
-    assert [v.to_json() for v in remote.verdicts] == [v.to_json() for v in local.verdicts]
-
-
-def test_the_command_line_reproduces_on_the_cluster(dask, tmp_path):
-    done = subprocess.run([sys.executable, "-m", "engine", "reproduce", "dp-fts-de", "--parts", "synthetic",
-                           "--synthetic-runs", "2", "--executor", "dask", "--scheduler", dask.scheduler, "--quiet"],
-                          capture_output=True, text=True, timeout=300, cwd=ROOT)
-    assert done.returncode == 0, done.stderr[-2000:]
-    part = json.loads(done.stdout)["parts"]["synthetic"]
-    assert part["runs"] == 2 and part["claims"] and all(c["verdict"] for c in part["claims"])
-
-
-def test_a_table_build_gives_the_local_pools_table(dask, tmp_path):
-    task = make_task("breast-cancer-lr", n_agents=4)
-    local = build_table(task, 5, n_jobs=2, directory=tmp_path / "local")
-    seen = []
-    with use(dask):
-        remote = build_table(task, 5, directory=tmp_path / "dask", progress=lambda done, total: seen.append(done))
-    assert not remote.from_cache and np.array_equal(remote.values, local.values)
-    assert seen[0] == 0 and seen[-1] == task.n_agents          # progress as rows came back
-
-
-@pytest.mark.parametrize("config", [ServerAudit(q=0.5, z=1.0, trials=2000, seed=5),
-                                    VoteAudit(trials=2000, seed=5)], ids=["fbo-server", "hype-votes"])
-def test_an_audit_gives_the_local_pools_scores(dask, config):
-    local = run_audit(config, executor=Executor("joblib", 2))
-    remote = run_audit(config, executor=dask)
-    alone = run_audit(config)
-    assert np.array_equal(remote.scores_in, local.scores_in) and np.array_equal(remote.scores_out, local.scores_out)
-    assert np.array_equal(local.scores_in, alone.scores_in) and remote.epsilon_lower == alone.epsilon_lower
-
-
-def test_a_flower_strategy_audit_gives_the_local_pools_scores(dask):
-    pytest.importorskip("flwr")
-    from engine.flower.audit import StrategyAudit, audit_strategy
-
-    config = StrategyAudit(strategy="flower-dp-fixed", q=0.5, agents=4, trials=600, seed=2)
-    local = audit_strategy(config, workers=2)
-    remote = audit_strategy(config, executor=dask)
-    assert np.array_equal(remote.scores_in, local.scores_in) and np.array_equal(remote.scores_out, local.scores_out)
-    assert remote.epsilon_lower == local.epsilon_lower and remote.trials == 600
 
 
 def test_stop_ends_the_tasks_running_on_the_cluster(dask, tmp_path):

@@ -185,3 +185,52 @@ def test_a_reproduction_part_too_large_for_a_stricter_host_says_so_in_a_sentence
                for c in at.caption)
     at.number_input(key="repro_runs").set_value(8).run()
     assert any("30 s" in box.value for box in at.error)          # the visitor's own runs: at the control
+
+
+def test_the_margins_leave_every_pages_default_run_within_the_hosted_limits(image_limits):
+    """The price margins (engine.limits.core.MARGINS; docs/hosting.md, "Prices and their margins") are not so wide
+    that a page's default run is refused on the hosted explorer: each page's default, priced as the page prices it,
+    fits the image's limits, and the margins are the ones the docs state."""
+    from pathlib import Path
+
+    from engine.fbo.teaching import teaching_config
+    from engine.fbo.variants import COMPARISON_DEFAULTS
+    from engine.limits import accountant_cost, fbo_cost, hype_cost, pogpucb_cost
+    from engine.limits.core import MARGINS
+    from engine.reproduce import PART_SPECS, small_run_configs
+    from engine.sweep import spec_cost
+    from ui.audit import controls as audit_controls
+    from ui.fbo import teaching_controls
+    from ui.hype import controls as hype_controls
+    from ui.pogpucb import controls as pogpucb_controls
+    from ui.privacy import controls as privacy_controls
+    from ui.reproduction import controls as reproduction_controls
+    from ui.sweep import controls as sweep_controls
+
+    def defaults(params) -> dict:
+        return {name: param.default for name, param in params.items()}
+
+    teaching = {k: v for k, v in defaults(teaching_controls.PARAMS).items() if k != "present"}
+    privacy = defaults(privacy_controls.PARAMS)
+    _, pogpucb_lines = pogpucb_controls.configs(defaults(pogpucb_controls.PARAMS))
+    pogpucb_costs = [pogpucb_cost(cfg) for _, cfg in pogpucb_lines]
+    reproduction = defaults(reproduction_controls.PARAMS)
+    runs = small_run_configs(PART_SPECS[reproduction["part"]], reproduction["runs"], reproduction["seed"])
+    pages = {
+        "Federated BO": _first_visit_cost(dict(COMPARISON_DEFAULTS)),
+        "Teaching view": fbo_cost(teaching_config(**teaching), teaching["agents"]),
+        "Privacy accountant": accountant_cost(privacy["steps"], ("ma", "rdp", "pld"), z=privacy["z"]),
+        "DP-HYPE": hype_cost(hype_controls.config_of(defaults(hype_controls.PARAMS), priced=False)),
+        "PO-GP-UCB": sum(pogpucb_costs[1:], pogpucb_costs[0]),
+        "Trade-off explorer": spec_cost(sweep_controls.spec_of(defaults(sweep_controls.PARAMS)), executor="joblib",
+                                        workers=2),
+        "Privacy audit": audit_controls.config_of(defaults(audit_controls.PARAMS))[1].cost,
+        "Paper reproduction": lines_cost(tuple(cfg for _, cfg in runs), objectives_built=True),
+    }
+    for name, cost in pages.items():
+        check(cost, image_limits, what=f"The {name} page's default run")
+    section = (Path(__file__).resolve().parents[1] / "docs" / "hosting.md").read_text().split(
+        "## Prices and their margins", 1)[1].split("\n## ", 1)[0]
+    stated = {"hype": "**1.6**"}
+    assert all(stated.get(tool, "| 1.0") in section for tool in MARGINS), MARGINS
+    assert sorted(tool for tool, margin in MARGINS.items() if margin != 1.0) == sorted(stated)

@@ -8,13 +8,14 @@ Progress, and a readable summary at the end, go to stderr.
 
 from __future__ import annotations
 
+import functools
 import sys
 import time
 from dataclasses import replace
 
 from engine.cli import host_limits
 from engine.executor import add_arguments as add_executor_arguments
-from engine.executor import from_args, use
+from engine.executor import from_args, metered, together, use
 from engine.fbo.plan import objective_ready, resolve_agents
 from engine.limits import Cost, check_workers, cores, fbo_cost, objective_cost, sweep_cost
 from engine.reproduce import PAPERS as REGISTERED
@@ -241,8 +242,9 @@ def cost(args) -> Cost:
                                      workers=workers or cores()))
     processes = max(1, min(workers or cores(), max(1, len(cells))))
     total = sweep_cost(cells, processes, processes=processes > 1, shared=shared) if cells else Cost(0.0, 0.0, "runs")
-    total = replace(total, seconds=total.seconds + sum(c.seconds for c in serial),
-                    memory_mb=max([total.memory_mb] + [c.memory_mb for c in serial]))
+    # Under `all` the papers run at once (engine.executor.together): what each holds adds up.
+    memory = (sum if len(papers) > 1 else max)([total.memory_mb] + [c.memory_mb for c in serial])
+    total = replace(total, seconds=total.seconds + sum(c.seconds for c in serial), memory_mb=memory)
     if not args.no_replication:     # the replication runs the decisive claims' settings again: at most as much
         total = replace(total, seconds=total.seconds * 2)
     knobs = ("runs",)
@@ -330,11 +332,24 @@ def _other(args, paper: str, parts, workers) -> dict:
     return payload
 
 
+def _timed(args, paper: str, parts, workers) -> dict:
+    """One paper's output with its CPU seconds (its tasks' on the workers and its own thread's) beside its wall
+    seconds (``seconds``)."""
+    with metered() as meter:
+        payload = (_fbo_paper if paper in FBO_PAPERS else _other)(args, paper, parts, workers)
+    payload["cpu_seconds"] = round(meter.cpu, 1)
+    return payload
+
+
 def run(args) -> dict:
+    """Every paper asked for on the command's executor (every block, score table, objective table and whole part
+    runs there); under ``all`` the papers run at once, sharing its workers (one pool, or one cluster)."""
     papers, workers = _request(args)
-    with use(from_args(args, workers=workers)):      # every block, score table and objective table runs there
-        outputs = {paper: (_fbo_paper if paper in FBO_PAPERS else _other)(args, paper, parts, workers)
-                   for paper, parts in papers.items()}
+    started = time.perf_counter()
+    with from_args(args, workers=workers).session() as executor, use(executor):
+        outputs = together({paper: functools.partial(_timed, args, paper, parts, workers)
+                            for paper, parts in papers.items()})
     if args.paper != "all":
         return outputs[args.paper]
-    return {"paper": "all", "seed": args.seed, "papers": outputs, "summary": summary_rows(outputs)}
+    return {"paper": "all", "seed": args.seed, "seconds": round(time.perf_counter() - started, 1),
+            "papers": outputs, "summary": summary_rows(outputs)}

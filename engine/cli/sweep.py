@@ -18,6 +18,7 @@ from engine.sweep import (
     spec_cost,
 )
 from engine.cli import require
+from engine.executor import from_args
 from engine.validation import ConfigError
 
 WHAT = "This sweep"
@@ -87,8 +88,7 @@ def cost(args):
     require("pyarrow")                  # the table is Parquet: say so before the runs, not after them
     if args.executor == "dask":
         require("distributed")
-    if args.scheduler and args.executor != "dask":
-        raise ConfigError("--scheduler needs --executor dask.", "scheduler")
+    from_args(args)         # --scheduler without --executor dask, a malformed or tls:// address: one sentence
     return spec_cost(spec, executor=args.executor, workers=args.workers)
 
 

@@ -31,11 +31,14 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import threading
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Hashable, Iterable, Iterator
 
+from engine.cancel import Cancelled, CancelToken, cancellable
+from engine.cancel import current as cancel_current
 from engine.executor import cluster, pool
-from engine.executor.tasks import Finished, kept, nested
+from engine.executor.tasks import Finished, Meter, count, kept, metered, nested
 from engine.hosting import dask_scheduler, is_hosted
 from engine.limits import check_workers, cores
 from engine.validation import ConfigError, check_choice, check_int
@@ -60,6 +63,7 @@ class Executor:
     scheduler: str | None = None
     client: Any = field(default=None, compare=False, repr=False)
     nice: bool | None = None
+    pool: Any = field(default=None, compare=False, repr=False)      # a pool.SharedPool held by :meth:`session`
 
     def __post_init__(self):
         check_choice("executor", self.kind, EXECUTORS)
@@ -70,6 +74,7 @@ class Executor:
             raise ConfigError("A scheduler address needs the dask executor (--executor dask).", "scheduler")
         if self.scheduler:
             object.__setattr__(self, "scheduler", cluster.check_address(self.scheduler))
+            cluster.check_tls(self.scheduler)       # a tls:// address without this client's certificate: a sentence
 
     @property
     def in_process(self) -> bool:
@@ -101,10 +106,38 @@ class Executor:
         if nested() or (self.processes(len(tasks)) == 1 and self.kind != "dask"):
             return pool.in_this_process(fn, tasks)          # inside a task, one worker or one task: no pool
         if self.kind == "joblib":
-            nice = is_hosted() if self.nice is None else self.nice
-            return pool.stream(fn, tasks, self.processes(len(tasks)), nice=nice)
-        return cluster.stream(fn, tasks, address=self.address, workers=self.workers or cores(), client=self.client,
-                              label=label)
+            if self.pool is not None:
+                return count(self.pool.stream(fn, tasks))
+            return count(pool.stream(fn, tasks, self.processes(len(tasks)), nice=self._nice))
+        return count(cluster.stream(fn, tasks, address=self.address, workers=self.workers or cores(),
+                                    client=self.client, label=label))
+
+    @property
+    def _nice(self) -> bool:
+        return is_hosted() if self.nice is None else self.nice
+
+    @contextlib.contextmanager
+    def session(self) -> Iterator["Executor"]:
+        """This executor with its workers held for the whole block: one pool of worker processes (joblib) or one
+        loopback Dask cluster that every job inside uses, also jobs of several threads at once (:func:`together`),
+        which then share the workers instead of each starting its own. A named scheduler's cluster is shared
+        already; in this process (or inside a task) there is nothing to hold."""
+        if self.in_process or nested() or self.pool is not None or self.client is not None or \
+                (self.kind == "dask" and self.address):
+            yield self
+        elif self.kind == "joblib":
+            shared = pool.SharedPool(self.workers or cores(), nice=self._nice)
+            try:
+                yield replace(self, pool=shared)
+            finally:
+                shared.close()
+        else:
+            client, loopback = cluster.loopback_cluster(self.workers or cores())
+            try:
+                yield replace(self, client=client)
+            finally:
+                client.close()
+                loopback.close()
 
     def results(self, fn: Callable, tasks: Iterable[tuple[Hashable, tuple]], *, label: str = "task"
                 ) -> Iterator[tuple[Hashable, Any]]:
@@ -113,6 +146,59 @@ class Executor:
         with contextlib.closing(stream):
             for done in stream:
                 yield done.key, done.result()
+
+
+def together(calls: dict[Hashable, Callable[[], Any]]) -> dict[Hashable, Any]:
+    """``{name: call()}`` of every call at once, each in a thread of its own that sees this thread's executor
+    (:func:`use`, best inside :meth:`Executor.session`) and cancel token; results in the order given. The first
+    call that raises stops the others (at their next checkpoint) and its error is raised; Stop stops them all."""
+    if len(calls) < 2:
+        return {name: call() for name, call in calls.items()}
+    parent = cancel_current()
+    linked = _Linked(parent)
+    out, errors = {}, []
+
+    def run(name, call, context):
+        def body():
+            with cancellable(linked):
+                out[name] = call()
+        try:
+            context.run(body)
+        except BaseException as err:  # noqa: BLE001 - handed to the calling thread
+            errors.append(err)
+            linked.cancel()
+
+    threads = [threading.Thread(target=run, args=(name, call, contextvars.copy_context()), name=f"dpbo-{name}",
+                                daemon=True) for name, call in calls.items()]
+    for thread in threads:
+        thread.start()
+    try:
+        for thread in threads:
+            while thread.is_alive():
+                thread.join(0.2)
+                if parent is not None and parent.cancelled:
+                    linked.cancel(parent.reason)
+    except BaseException:              # e.g. KeyboardInterrupt: stop the others, then leave
+        linked.cancel()
+        raise
+    first = next((e for e in errors if not isinstance(e, Cancelled)), errors[0] if errors else None)
+    if first is not None:
+        raise first
+    return {name: out[name] for name in calls}
+
+
+class _Linked(CancelToken):
+    """A token cancelled by itself or with its parent's."""
+
+    def __init__(self, parent: CancelToken | None):
+        super().__init__()
+        self.parent = parent
+
+    @property
+    def cancelled(self) -> bool:
+        if self.parent is not None and self.parent.cancelled and not self._event.is_set():
+            self.cancel(self.parent.reason)
+        return super().cancelled
 
 
 _CURRENT: contextvars.ContextVar[Executor | None] = contextvars.ContextVar("dpbo_executor", default=None)
@@ -156,4 +242,4 @@ def from_args(args, *, workers: int | None = None) -> Executor:
 
 
 __all__ = ["DEFAULT", "EXECUTORS", "EXECUTOR_LABELS", "Executor", "Finished", "add_arguments", "current",
-           "from_args", "kept", "use"]
+           "from_args", "kept", "Meter", "metered", "together", "use"]

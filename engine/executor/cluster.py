@@ -21,13 +21,14 @@ by every client this module opens; docs/hosting.md has the recipe.
 from __future__ import annotations
 
 import logging
+import ssl
 import threading
 import time
 import uuid
 from typing import Callable, Iterator
 
 from engine.cancel import CancelToken, cancellable, checkpoint
-from engine.executor.tasks import Finished, as_task
+from engine.executor.tasks import Finished, as_task, timed_call
 from engine.validation import ConfigError
 
 POLL_SECONDS = 0.2          # longest wait for a task between two cancel checkpoints
@@ -48,6 +49,31 @@ def check_address(address: str) -> str:
     return address
 
 
+# Dask's own settings a client of a tls:// scheduler needs (distributed.comm.tls.*), as environment variables.
+TLS_SETTINGS = ("DASK_DISTRIBUTED__COMM__TLS__CA_FILE", "DASK_DISTRIBUTED__COMM__TLS__CLIENT__CERT",
+                "DASK_DISTRIBUTED__COMM__TLS__CLIENT__KEY")
+
+
+def check_tls(address: str):
+    """Dask's ``Security`` for a client of ``address``: None for tcp://; for tls://, the client's certificate
+    settings, checked (one sentence when they are missing or cannot be read, instead of Dask's traceback)."""
+    if not address.startswith("tls://"):
+        return None
+    from distributed.security import Security
+
+    security = Security()
+    if not (security.tls_ca_file and security.tls_client_cert):
+        raise ConfigError(f"The scheduler {address} speaks TLS, and this machine has no client certificate for it: "
+                          f"set {', '.join(TLS_SETTINGS[:2])} and {TLS_SETTINGS[2]} (docs/hosting.md, "
+                          "'A Dask cluster for the explorer').", "scheduler")
+    try:
+        security.get_connection_args("client")
+    except (OSError, ssl.SSLError, ValueError) as err:
+        raise ConfigError(f"The client certificate settings for {address} could not be read ({_describe(err)}).",
+                          "scheduler") from None
+    return security
+
+
 def _describe(err: BaseException) -> str:
     text = str(err).strip().splitlines()
     return f"{type(err).__name__}: {text[0]}" if text else type(err).__name__
@@ -65,7 +91,7 @@ def client_for(address: str):
                 raise ConfigError("The Dask executor needs dask[distributed]: pip install 'dask[distributed]'.",
                                   "scheduler") from None
             try:
-                client = Client(address, timeout=CONNECT_TIMEOUT, set_as_default=False)
+                client = Client(address, timeout=CONNECT_TIMEOUT, set_as_default=False, security=check_tls(address))
             except (OSError, TimeoutError) as err:
                 raise ConfigError(f"Could not reach the Dask scheduler at {address} ({_describe(err)}).",
                                   "scheduler") from None
@@ -116,7 +142,7 @@ def on_worker(fn: Callable, args: tuple, stop: str):
     threading.Thread(target=watch, name="dpbo-stop-watch", daemon=True).start()
     try:
         with cancellable(token), as_task():
-            return fn(*args)
+            return timed_call(fn, *args)
     finally:
         finished.set()
 
@@ -152,9 +178,11 @@ def stream(fn: Callable, tasks: list, *, address: str | None = None, workers: in
             for future in batch:
                 key = futures[future]
                 try:
-                    yield Finished(key, future.result())
+                    value, cpu = future.result()
                 except Exception as err:  # noqa: BLE001 - e.g. KilledWorker: the caller decides
                     yield Finished(key, None, err)
+                else:
+                    yield Finished(key, value, None, cpu)
                 future.release()
     finally:
         pending = [f for f in futures if not f.done()]

@@ -35,7 +35,7 @@ from concurrent.futures import FIRST_COMPLETED, wait
 from typing import Callable, Iterator
 
 from engine.cancel import checkpoint
-from engine.executor.tasks import Finished, mark_worker
+from engine.executor.tasks import Finished, mark_worker, timed_call
 from engine.hosting import HEAVY_NICENESS, lower_priority
 
 POLL_SECONDS = 0.2          # longest wait for a task between two cancel checkpoints
@@ -100,35 +100,91 @@ def stream(fn: Callable, tasks: list, workers: int, *, nice: bool = False) -> It
     A task that raised is yielded with its ``error`` (a worker the OS killed: the pool's error); the
     caller decides whether that ends the run.
     """
-    from joblib.externals.loky import ProcessPoolExecutor
-
     n_jobs = max(1, min(workers, len(tasks)))
-    with main_script_hidden():
-        executor = ProcessPoolExecutor(max_workers=n_jobs, initializer=worker_init, initargs=(os.getpid(), nice))
+    executor = _pool(n_jobs, nice)
     futures: dict = {}
     try:
-        waiting = iter(tasks)
-
-        def submit() -> None:
-            while len(futures) <= n_jobs:       # the workers' tasks and one queued behind them
-                task = next(waiting, None)
-                if task is None:
-                    return
-                key, args = task
-                futures[executor.submit(fn, *args)] = key
-
-        submit()
-        while futures:
-            checkpoint()
-            done, _ = wait(futures, timeout=POLL_SECONDS, return_when=FIRST_COMPLETED)
-            finished = [(future, futures.pop(future)) for future in done]
-            submit()        # keep the workers busy while the driver handles what finished
-            for future, key in finished:
-                error = future.exception()
-                yield Finished(key, None if error is not None else future.result(), error)
+        yield from _feed(executor, fn, tasks, n_jobs, futures)
     finally:
         _settle(futures)
         executor.shutdown(wait=True, kill_workers=True)
+
+
+class SharedPool:
+    """One pool of ``workers`` processes that several jobs use at once (the threads of one command, e.g. the
+    papers of ``reproduce all``). All streams together keep at most one task more than there are workers
+    submitted (the pool's call queue, as one stream does alone), so every submitted task has left loky's queue of
+    work ids and :meth:`close` can kill the workers."""
+
+    def __init__(self, workers: int, *, nice: bool = False):
+        self.workers = max(1, int(workers))
+        self._executor = _pool(self.workers, nice)
+        self._slots = threading.BoundedSemaphore(self.workers + 1)
+        self._submitted: set = set()
+        # The workers start now, from this thread: a worker dies with the thread that started it (PDEATHSIG), and
+        # this one outlives the jobs' threads.
+        self._executor.submit(int).result()
+
+    def stream(self, fn: Callable, tasks: list) -> Iterator[Finished]:
+        futures: dict = {}
+        yield from _feed(self._executor, fn, tasks, self.workers, futures, self._take)
+
+    def _take(self, submit: Callable):
+        """A submitted future, or None while every slot is taken."""
+        if not self._slots.acquire(blocking=False):
+            return None
+        future = submit()
+        self._submitted.add(future)
+        future.add_done_callback(self._release)
+        return future
+
+    def _release(self, future) -> None:
+        self._submitted.discard(future)
+        self._slots.release()
+
+    def close(self) -> None:
+        _settle({f: None for f in list(self._submitted)})
+        self._executor.shutdown(wait=True, kill_workers=True)
+
+
+def _pool(n_jobs: int, nice: bool):
+    from joblib.externals.loky import ProcessPoolExecutor
+
+    with main_script_hidden():
+        return ProcessPoolExecutor(max_workers=n_jobs, initializer=worker_init, initargs=(os.getpid(), nice))
+
+
+def _feed(executor, fn: Callable, tasks: list, n_jobs: int, futures: dict,
+          take: Callable | None = None) -> Iterator[Finished]:
+    """Submit ``tasks`` to ``executor`` (at most ``n_jobs`` + 1 waiting or running, in ``futures``; ``take``: a
+    shared pool's slot keeper, which may refuse for now) and yield each as it finishes, with a cancel checkpoint
+    at least every :data:`POLL_SECONDS`."""
+    waiting = iter(tasks)
+    following = [next(waiting, None)]        # the next task not yet submitted
+
+    def submit() -> None:
+        while following[0] is not None and len(futures) <= n_jobs:     # the workers' tasks and one behind them
+            key, args = following[0]
+            future = (take or (lambda submit_: submit_()))(lambda: executor.submit(timed_call, fn, *args))
+            if future is None:
+                return
+            futures[future] = key
+            following[0] = next(waiting, None)
+
+    submit()
+    while futures or following[0] is not None:
+        checkpoint()
+        if not futures:                       # a shared pool's slots are all taken by other jobs
+            time.sleep(POLL_SECONDS / 4)
+            submit()
+            continue
+        done, _ = wait(futures, timeout=POLL_SECONDS, return_when=FIRST_COMPLETED)
+        finished = [(future, futures.pop(future)) for future in done]
+        submit()        # keep the workers busy while the driver handles what finished
+        for future, key in finished:
+            error = future.exception()
+            value, cpu = (None, 0.0) if error is not None else future.result()
+            yield Finished(key, value, error, cpu)
 
 
 def _settle(futures, limit: float = 2.0) -> None:

@@ -5,16 +5,19 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import threading
+import time
 from collections import OrderedDict
 from typing import Any, Callable, Hashable, Iterator, NamedTuple
 
 
 class Finished(NamedTuple):
-    """One finished task: its key, and its value or the error it raised."""
+    """One finished task: its key, and its value or the error it raised; ``cpu``: the CPU seconds its worker
+    process spent on it (0 for a task run in the calling thread, whose CPU is that thread's)."""
 
     key: Hashable
     value: Any = None
     error: BaseException | None = None
+    cpu: float = 0.0
 
     def result(self) -> Any:
         """The value; re-raises the task's error."""
@@ -70,3 +73,48 @@ def as_task() -> Iterator[None]:
         yield
     finally:
         _NESTED.reset(reset)
+
+
+def timed_call(fn: Callable, *args) -> tuple[Any, float]:
+    """``(fn(*args), CPU seconds of this process meanwhile)``: a task in a worker process, which runs one at a time."""
+    started = time.process_time()
+    value = fn(*args)
+    return value, time.process_time() - started
+
+
+class Meter:
+    """CPU seconds of a piece of work: its executor tasks' (in their worker processes) and its own thread's."""
+
+    def __init__(self):
+        self.tasks = 0.0
+        self.thread = 0.0
+
+    @property
+    def cpu(self) -> float:
+        return self.tasks + self.thread
+
+
+_METERS: contextvars.ContextVar[tuple] = contextvars.ContextVar("dpbo_meters", default=())
+
+
+@contextlib.contextmanager
+def metered() -> Iterator[Meter]:
+    """Within this block (this thread, and the threads it starts with a copy of its context), every finished task's
+    CPU seconds add to the yielded :class:`Meter`, and so does this thread's own CPU time."""
+    meter = Meter()
+    reset = _METERS.set(_METERS.get() + (meter,))
+    started = time.thread_time()
+    try:
+        yield meter
+    finally:
+        meter.thread += time.thread_time() - started
+        _METERS.reset(reset)
+
+
+def count(stream: Iterator[Finished]) -> Iterator[Finished]:
+    """``stream``, each task's CPU seconds added to the meters of the consuming context (:func:`metered`)."""
+    with contextlib.closing(stream):
+        for done in stream:
+            for meter in _METERS.get():
+                meter.tasks += done.cpu
+            yield done

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from engine.limits.core import Cost, knob_ranking
+from engine.limits.core import Cost, knob_ranking, with_margin
 from engine.limits.privacy import accountant_cost
 
 CHUNK_ELEMENTS = 1 << 21   # elements of the largest per-chunk array (16 MiB of float64)
@@ -91,7 +91,7 @@ def audit_cost(config) -> Cost:
     if _mechanism(config) == "fbo-server" and getattr(config, "P", 1) > 1:
         knobs.append(("P", config.P, 1, 1))
     ranked = knob_ranking(knobs)
-    seconds = estimated.seconds + AUDIT_SETUP_SECONDS
+    seconds = with_margin("audit", estimated.seconds + AUDIT_SETUP_SECONDS)
     if _mechanism(config) == "fbo-server":
         # the claimed epsilon and the canary's, each one epsilon of the config's accountant after ``steps``
         seconds += accountant_cost(config.steps, (config.accountant,), curve=False, points=2, z=config.z).seconds
@@ -112,7 +112,7 @@ def strategy_audit_cost(trials: int, steps: int = 1, agents: int = 10, features:
     """The price of auditing a Flower strategy (``audit --mechanism flower``): every trial runs the strategy's
     ``aggregate_train`` on ``agents`` replies of ``features`` numbers, ``steps`` times."""
     per_trial = STRATEGY_TRIAL_SECONDS + STRATEGY_AGENT_SECONDS * int(agents)
-    seconds = STRATEGY_BASE_SECONDS + int(trials) * max(1, int(steps)) * per_trial
+    seconds = with_margin("audit", STRATEGY_BASE_SECONDS + int(trials) * max(1, int(steps)) * per_trial)
     memory = STRATEGY_BASE_MB + BYTES_PER_TRIAL * int(trials) / 1e6 + 8 * agents * features * 100 / 1e6
     knobs = [("trials", trials, AUDIT_USUAL["trials"], 1), ("steps", steps, 1, 1), ("agents", agents, 10, 1)]
     ranked = knob_ranking(knobs)
@@ -133,5 +133,5 @@ def participant_audit_cost(app: str, agents: int, steps: int = 1) -> Cost:
     per = PARTICIPANT_ROUND_SECONDS if app == "fbo" else PARTICIPANT_CLIENT_SECONDS
     knobs = [("agents", agents, 5, 1), ("steps", steps, 10, 1)] if app == "fbo" else [("agents", agents, 5, 1)]
     ranked = knob_ranking(knobs)
-    return Cost(seconds=STRATEGY_BASE_SECONDS + rounds * per, memory_mb=STRATEGY_BASE_MB, field=ranked[0],
-                knobs=ranked)
+    return Cost(seconds=with_margin("audit", STRATEGY_BASE_SECONDS + rounds * per), memory_mb=STRATEGY_BASE_MB,
+                field=ranked[0], knobs=ranked)

@@ -7,8 +7,10 @@ the data set's registry entry (:func:`engine.objectives.registry.dataset_costs`)
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from engine.cancel import CHUNK_ELEMENTS
-from engine.limits.core import Cost, priced
+from engine.limits.core import Cost, priced, with_margin
 from engine.limits.privacy import accountant_cost
 from engine.objectives.registry import dataset_costs
 
@@ -27,10 +29,10 @@ def objective_cost(dataset: str, n_agents: int, *, alpha: float | None = None, d
     N = int(n_agents)
     if dataset == "synthetic":
         factor = 2.0 if alpha else 1.0
-        seconds, memory = factor * N * SYNTHETIC_AGENT_S, factor * N * SYNTHETIC_AGENT_MB
+        seconds, memory = with_margin("fbo", factor * N * SYNTHETIC_AGENT_S), factor * N * SYNTHETIC_AGENT_MB
     elif domain == "table" and not table_ready:
         costs = dataset_costs(dataset)
-        seconds, memory = costs.table_seconds(N), max(TABLE_BUILD_MB, costs.table_mb)
+        seconds, memory = with_margin("table", costs.table_seconds(N)), max(TABLE_BUILD_MB, costs.table_mb)
     else:
         seconds, memory = 0.0, 0.0
     return priced(seconds, memory, [("agents", N, 200, 1)])
@@ -54,17 +56,25 @@ FBO_ITERATION_S = 5e-4       # an iteration's fixed work (a few dozen small arra
 # the n = n_init + T observations on them (n^2 F) and its Cholesky (n^3); every refit_every observations
 # a marginal-likelihood fit (a few n x n Choleskys). Measured CPU seconds per model and iteration (this
 # estimate): n = 40, F = 100: 6e-5 (9e-5); n = 210: 4.2e-4 (8.7e-4); n = 505: 4.8e-3 (4.8e-3); n = 1005:
-# 1.9e-2 (1.9e-2); F = 1000: 8.3e-4 (8.9e-4); landmine (C = 2500, refits): 2.6e-4 (4.4e-4); all x 1.5 below.
+# 1.9e-2 (1.9e-2); F = 1000: 8.3e-4 (8.9e-4); landmine (C = 2500, refits): 2.6e-4 (4.4e-4); all x 1.4 below
+# (1.5 until the large-n Gram term took the kernels' spread: OWN_GRAM_KERNEL; the landmine Fig. 3a cells took 2.7
+# reference seconds on this session's machine, priced 5.1 with 1.5).
 # Memory: the K x n x n distances (and, pathwise, the inverse) plus chunks of 512 models' n x n
 # temporaries: K = 100, n = 1005: 1.7 GB (2.4 GB); n = 505: 475 MB (610 MB).
 OWN_OVERHEAD_S = 4e-5        # per model and iteration and 100 features
 OWN_CANDIDATE_S = 3e-10      # per C x F beyond the overhead (tables are grids: engine.surrogate.candidates)
 OWN_GRAM_S = 1.84e-10        # per n^2 F
+# The Gram matrix is a matrix product per model, BLAS-bound once n is large: with n = 505, F = 100 a run took 1.36
+# times as long on OpenBLAS's SandyBridge kernel as on Haswell, with n = 40 1.05 times (benchmarks/
+# bench_price_spread.py). Its price grows by up to this share, in proportion to n up to OWN_GRAM_LARGE_N, so that it
+# covers that kernel with a tenth to spare.
+OWN_GRAM_KERNEL = 0.42
+OWN_GRAM_LARGE_N = 500
 OWN_CHOLESKY_S = 3.4e-13     # per n^3
 OWN_FIT_S = 2.5e-4           # per model and fit, plus OWN_FIT_CUBE_S n^3
 OWN_FIT_CUBE_S = 5e-10
 FIRST_FIT_COST = 4             # the first fit takes FIRST_FIT_STEPS = 4 steps, a refit one
-OWN_MARGIN = 1.5
+OWN_MARGIN = 1.4
 OWN_CHUNK = 512              # engine.surrogate.thompson SOLVE_CHUNK and FIT_CHUNK
 OWN_BASE_MB = 40.0           # the models' small arrays and the fit's temporaries at a few observations
 CONTINUOUS_CANDIDATES = 1000  # the continuous domain draws this many candidates per iteration
@@ -74,7 +84,10 @@ FBO_USUAL = dict(agents=200, iterations=40, runs=5, features=50, n_init=10, P=4)
 # and broadcast; the weights are two numbers per sub-region (engine.fbo.weights.RegionWeights), so nothing is
 # P x N. Initialisation draws each sub-region's points with a pass over the agents and candidates per
 # sub-region (engine.fbo.subregions.Subregions.sample_candidates).
-FBO_REGION_S = 2e-9          # per P x (C + K) at initialisation, and per R x P x M element of a round
+FBO_REGION_S = 2e-9          # per R x P x M element of a round
+# per P x (C + K) at initialisation: 8,000 agents and sub-regions (M = 1) took 1.17 reference seconds, priced 0.81
+# with 2e-9 here (benchmarks/bench_price_spread.py's machine)
+FBO_REGION_INIT_S = 8e-9
 
 
 HISTORY_DIM = 4              # the query history keeps D + 2 numbers per query; D when the objective is not known
@@ -104,7 +117,7 @@ def fbo_cost(config, n_agents: int, candidates: int | None = None, *, objective:
     seconds += FBO_BASE_S + copies * (T + 1) * FBO_ITERATION_S
     P = int(config.n_subregions) if config.uses_server else 1
     if config.uses_server:
-        seconds += (P * (C + K) + T * R * P * M * 6) * FBO_REGION_S
+        seconds += P * (C + K) * FBO_REGION_INIT_S + T * R * P * M * 6 * FBO_REGION_S
     if config.domain == "continuous" and own is None:
         # every query trains the task's model (or interpolates the synthetic table)
         seconds += copies * K * (n_init + T) * facts.query_seconds
@@ -132,7 +145,7 @@ def fbo_cost(config, n_agents: int, candidates: int | None = None, *, objective:
         memory += (R * N * (2 * C + M * M)) * 8 / 1e6
     own_seconds, own_mb, own_transient = own_gp_cost(config, K, C,
                                                      refit=None if own is None else own["refit_every"])
-    seconds += copies * own_seconds
+    seconds = with_margin("fbo", seconds + copies * own_seconds)     # the run's own work (not its objective, its ε)
     memory += copies * own_mb
     transient += copies * own_transient
     if objective is None:
@@ -150,7 +163,9 @@ def fbo_cost(config, n_agents: int, candidates: int | None = None, *, objective:
         knobs.append(("P", P, FBO_USUAL["P"], 1))
     if config.domain == "continuous" and config.dataset != "synthetic" and own is None:
         knobs.insert(0, ("domain", 1000, 1, 1))
-    return priced(seconds, memory, knobs, transient_mb=min(transient, memory))
+    cost = priced(seconds, memory, knobs, transient_mb=min(transient, memory))
+    # Nothing a run keeps is P x N (the sub-regions' weights are two numbers each): P drives time, not memory.
+    return replace(cost, memory_field=next((k for k in cost.knobs if k != "P"), cost.field))
 
 
 def _sum_of_squares(m: int) -> float:
@@ -175,7 +190,8 @@ def own_gp_cost(config, K: int, C: int, refit: int | None = None) -> tuple[float
     low, values = int(config.n_init) - 1, T + 1
     square = (_sum_of_squares(n) - _sum_of_squares(low)) / values
     cube = (_sum_of_cubes(n) - _sum_of_cubes(low)) / values
-    per_iteration = (OWN_OVERHEAD_S * max(1.0, F / 100) + OWN_CANDIDATE_S * C * F + OWN_GRAM_S * square * F
+    gram = OWN_GRAM_S * (1 + OWN_GRAM_KERNEL * min(1.0, n / OWN_GRAM_LARGE_N))
+    per_iteration = (OWN_OVERHEAD_S * max(1.0, F / 100) + OWN_CANDIDATE_S * C * F + gram * square * F
                      + OWN_CHOLESKY_S * cube)
     fits = (FIRST_FIT_COST + T // int(refit)) if refit else 0
     seconds = OWN_MARGIN * K * (T * per_iteration + fits * (OWN_FIT_S + OWN_FIT_CUBE_S * cube))

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from engine.limits.core import Cost, priced
+from engine.limits.core import Cost, priced, with_margin
 
 # Simulation: every repetition draws n x p losses and sorts them (exact: 2000
 # reps, n = 250, p = 100: 0.90 s (1.5); p = 1000: 10.8 s (15); secure summation
@@ -34,7 +34,7 @@ def hype_cost(config) -> Cost:
         seconds += runs * n * HYPE_TRAIN_S
         memory = max(memory, 100 + 1.6 * n)
         knobs.append(("runs", runs, HYPE_USUAL["runs"], 1))
-    return priced(seconds, memory, knobs)
+    return priced(with_margin("hype", seconds), memory, knobs)
 
 
 # A grid (evaluate_grid) draws and sorts each block's losses for every loss spread and votes for every k;
@@ -57,6 +57,6 @@ def hype_grid_cost(config, points: int, sigma_losses: int = 1) -> Cost:
     per_vote = HYPE_SIM_S if config.mode == "simulation" else HYPE_DATA_VOTE_S
     seconds = R * (n * p * (per_vote + (S - 1) * HYPE_SPREAD_S) + S * int(points) * p * HYPE_POINT_S)
     memory = 40 + max(2_500_000, n * p) * 16 * S / 1e6
-    return priced(seconds, memory, [("repetitions", R, HYPE_USUAL["repetitions"], 1),
+    return priced(with_margin("hype", seconds), memory, [("repetitions", R, HYPE_USUAL["repetitions"], 1),
                                    ("clients", n, HYPE_USUAL["clients"], 1),
                                    ("candidates", p, HYPE_USUAL["candidates"], 1)])

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from engine.limits.core import Cost, priced
+from engine.limits.core import Cost, priced, with_margin
 
 # A GP-UCB query updates the posterior over all n inputs in O(n t); the
 # baseline doubles it, a refit of the modeler's kernel every few iterations
@@ -25,4 +25,5 @@ def pogpucb_cost(config, n_inputs: int = PO_INPUTS) -> Cost:
     refit = 5 if config.hyperparameters == "refit" else 1
     seconds = PO_TASK_S + R * methods * refit * n_inputs * (PO_PER_INPUT_S * T + PO_PER_INPUT_T2_S * T * T)
     memory = PO_TASK_MB + 2 * T * n_inputs * 8 / 1e6
-    return priced(seconds, memory, [("runs", R, PO_USUAL["runs"], 1), ("iterations", T, PO_USUAL["iterations"], 1)])
+    return priced(with_margin("pogpucb", seconds), memory,
+                  [("runs", R, PO_USUAL["runs"], 1), ("iterations", T, PO_USUAL["iterations"], 1)])

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from engine.limits.core import Cost, priced
+from engine.limits.core import Cost, priced, with_margin
 from engine.privacy.accountants import PLD_FINE_STEPS, PLD_STEPWISE, RDP_POINTS, curve_counts, pld_point_seconds
 
 # Measured (CPU seconds, 2-core machine): an RDP curve converts each release count in ~0.2 ms (the moments
@@ -14,6 +14,10 @@ from engine.privacy.accountants import PLD_FINE_STEPS, PLD_STEPWISE, RDP_POINTS,
 # 0.15 s at 40 releases and 1.3 s at 100,000 (peak 316 MB). A calibration evaluates about 40 epsilons.
 RDP_POINT_S = 4e-4
 MA_POINT_S = 4e-5
+# A curve's fixed part: in a fresh process the first RDP curve (T = 5) took 0.215 s of the reference machine's
+# seconds, the moments accountant's 0.099 (benchmarks/bench_price_spread.py's machine; 0.05 before for both).
+RDP_BASE_S = 0.19
+MA_BASE_S = 0.07
 PLD_STEP_S = 0.02            # per release composed one at a time, plus PLD_STEP_T_S per release so far
 PLD_STEP_T_S = 6e-4
 PLD_EPS_S = 0.3              # one epsilon on the fine grid, plus PLD_EPS_T_S per release
@@ -28,7 +32,9 @@ def _curve_seconds(steps: int, accountant: str) -> float:
         if steps <= PLD_STEPWISE:
             return steps * PLD_STEP_S + PLD_STEP_T_S * steps * (steps + 1) / 2
         return 2.0 * len(curve_counts(steps, "pld")) * pld_point_seconds(steps)
-    return min(steps, RDP_POINTS) * (MA_POINT_S if accountant == "ma" else RDP_POINT_S) + 0.05
+    if accountant == "ma":
+        return min(steps, RDP_POINTS) * MA_POINT_S + MA_BASE_S
+    return min(steps, RDP_POINTS) * RDP_POINT_S + RDP_BASE_S
 
 
 def _epsilon_seconds(steps: int, accountant: str) -> float:
@@ -74,4 +80,4 @@ def accountant_cost(steps: int, accountants: Sequence[str] = ("rdp",), *, curve:
         if name == "pld":
             memory = max(memory, ACCOUNTANT_BASE_MB + factor * PLD_MB_PER_STEP * steps_for_memory)
     knobs = [("steps", steps, 40, 1)] + ([("accountant", 1, 1, 1)] if "pld" in accountants else [])
-    return priced(seconds, memory, knobs)
+    return priced(with_margin("accountant", seconds), memory, knobs)

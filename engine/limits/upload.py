@@ -12,7 +12,7 @@ The number of rows a host reads at most is a limit (:func:`engine.limits.core.ch
 
 from __future__ import annotations
 
-from engine.limits.core import Cost, priced
+from engine.limits.core import Cost, priced, with_margin
 
 # Reading a CSV runs at about 30 MB/s (Parquet faster) and needs a few times the file in memory. Calibrated in
 # the reference machine's seconds (benchmarks/bench_limits.py, its "upload-page" cases: the Trade-off explorer's
@@ -52,4 +52,4 @@ def upload_cost(n_bytes: int, rows: int | None = None, *, cells: int | None = No
                + int(settings) * UPLOAD_SETTING_S)
     memory = (60 + max(UPLOAD_MEMORY_FACTOR * int(n_bytes), FRAME_MEMORY_FACTOR * int(frame_bytes or 0)) / 1e6
               + rows * UPLOAD_ROW_BYTES / 1e6)
-    return priced(seconds, memory, [("upload", n_bytes, 1e6, 1), ("rows", rows, 10_000, 1)])
+    return priced(with_margin("upload", seconds), memory, [("upload", n_bytes, 1e6, 1), ("rows", rows, 10_000, 1)])

@@ -264,7 +264,6 @@ def clip_scale(runs: int = FIT_RUNS, seed: int = FIT_OFFSET, target: float = PAP
 def run_ablations(names=NAMES, *, runs: int = 100, seed: int = 0, jobs: int | None = None,
                   replicate: bool = True) -> dict:
     """Every ablation asked for, judged by the one rule: ``{"ablations": {name: table}}`` (plain data)."""
-    from engine.reproduce.ablation_own import extent_ablation, fig11_ablation
     from engine.reproduce.ablation_rule import decide_ablations
 
     names = tuple(names)
@@ -273,15 +272,19 @@ def run_ablations(names=NAMES, *, runs: int = 100, seed: int = 0, jobs: int | No
     for name in names:
         check_choice("ablation", name, NAMES)
     check_int("runs", runs, 2, 10_000)
-    out = {}
-    for name in names:
-        if name == "fig11-neighbours":
-            out[name] = fig11_ablation()
-        elif name == "pogpucb-extent":
-            out[name] = extent_ablation(min(runs, 50), seed, replicate=replicate)
-        else:
-            out[name] = run_fbo_ablation(name, runs, seed, jobs, replicate)
+    own = dict(run_tasks([(name, (runs, seed, replicate)) for name in names if name in OWN_CODE], _own_code,
+                         jobs=jobs))
+    out = {name: own.get(name) or run_fbo_ablation(name, runs, seed, jobs, replicate) for name in names}
     return decide_ablations({"ablations": out})
+
+
+def _own_code(name: str, settings: tuple) -> tuple[str, dict]:
+    """One own-code ablation, a task of the executor in use (the two run side by side)."""
+    from engine.reproduce.ablation_own import extent_ablation, fig11_ablation
+
+    runs, seed, replicate = settings
+    return name, (fig11_ablation() if name == "fig11-neighbours"
+                  else extent_ablation(min(runs, 50), seed, replicate=replicate))
 
 
 def ablation_settings(names=None) -> list[tuple[str, str]]:

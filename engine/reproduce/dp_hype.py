@@ -38,6 +38,7 @@ from engine.reproduce.dp_hype_data import (  # noqa: F401  (the data part's name
     ALPHAS, CLIENTS, DATASETS, DELTA, EPSILONS, K, RANDGUESS_TARGETS, TRAINING, VOTES_PER_RUN, _key, alpha_of,
     build_tables, data, data_cell, data_claims)
 from engine.reproduce import dp_hype_fashion
+from engine.reproduce.runs import run_tasks
 from engine.validation import check_choice, check_int
 
 PARTS = ("simulation", "communication", "noise", "data", "labels", "fashion-mnist")
@@ -181,14 +182,10 @@ def replicate_parts(wanted: dict, payload: dict, seed: int, *, jobs=None, progre
     """The parts of ``wanted`` (engine.reproduce.replication.decisive) run again at ``seed``: the simulation and
     the labels whole (cheap), the data part on the data sets and cells its decisive claims compare, with
     :data:`REPLICATION_RUNS` splits."""
-    from engine.reproduce.dp_hype_labels import labels
-
     parts = payload["parts"]
-    out = {}
-    if "simulation" in wanted:
-        out["simulation"] = simulation(int(parts["simulation"]["repetitions"]), seed)
-    if "labels" in wanted:
-        out["labels"] = labels(int(parts["labels"]["runs"]), seed, progress=progress)
+    out = whole_parts([p for p in WHOLE_PARTS if p in wanted], seed,
+                      runs=int(parts.get("labels", {}).get("runs", PAPER_RUNS)),
+                      repetitions=int(parts.get("simulation", {}).get("repetitions", PAPER_REPETITIONS)))
     if "data" in wanted:
         names = tuple(d for d in DATASETS if any(text.startswith(f"{d}: ") for text in wanted["data"]))
         out["data"] = data(REPLICATION_RUNS, seed, names, progress=progress, jobs=jobs,
@@ -218,6 +215,29 @@ def check_parts(parts) -> None:
         dp_hype_fashion.require()
 
 
+# Parts that run whole as one task each of the executor in use (side by side on its workers).
+WHOLE_PARTS = ("simulation", "labels")
+
+
+def _whole_part(part: str, settings: tuple) -> tuple[str, dict]:
+    runs, repetitions, seed, datasets = settings
+    started = time.perf_counter()
+    if part == "simulation":
+        out = simulation(repetitions, seed)
+    else:
+        from engine.reproduce.dp_hype_labels import labels
+
+        out = labels(runs, seed, datasets)
+    out["seconds"] = round(time.perf_counter() - started, 2)
+    return part, out
+
+
+def whole_parts(parts, seed: int, *, runs: int, repetitions: int, datasets=DATASETS) -> dict:
+    """``{part: output}`` of the :data:`WHOLE_PARTS` among ``parts``, each a task of the executor in use."""
+    return dict(run_tasks([(part, (runs, repetitions, seed, tuple(datasets))) for part in parts
+                           if part in WHOLE_PARTS], _whole_part))
+
+
 def reproduce(parts=DEFAULT_PARTS, *, runs: int = PAPER_RUNS, repetitions: int = PAPER_REPETITIONS,
               datasets=DATASETS, votes: int = VOTES_PER_RUN, seed: int = 0, progress=None,
               training: str = TRAINING, jobs: int | None = None) -> dict:
@@ -232,24 +252,21 @@ def reproduce(parts=DEFAULT_PARTS, *, runs: int = PAPER_RUNS, repetitions: int =
     check_int("runs", runs, 2, 20)
     check_int("repetitions", repetitions, 2, 1_000_000)
     check_parts(parts)
+    whole = whole_parts(parts, seed, runs=runs, repetitions=repetitions, datasets=datasets)
     out = {}
     for part in parts:
         started = time.perf_counter()
-        if part == "simulation":
-            out[part] = simulation(repetitions, seed)
+        if part in whole:
+            out[part] = whole[part]
         elif part == "communication":
             out[part] = communication()
         elif part == "noise":
             out[part] = noise()
-        elif part == "labels":
-            from engine.reproduce.dp_hype_labels import labels
-
-            out[part] = labels(runs, seed, datasets, progress=progress)
         elif part == "fashion-mnist":
             out[part] = dp_hype_fashion.fashion_part(runs, seed, votes, progress=progress, jobs=jobs)
         else:
             out[part] = data(runs, seed, datasets, votes=votes, progress=progress, training=training, jobs=jobs)
         out[part]["name"] = part
-        out[part]["seconds"] = round(time.perf_counter() - started, 2)
+        out[part].setdefault("seconds", round(time.perf_counter() - started, 2))
         out[part]["counts"] = counts(out[part]["claims"])
     return decide_payload({"paper": "dp-hype", "seed": seed, "parts": out})

@@ -40,6 +40,7 @@ import numpy as np
 from engine.fbo.presets import FTS_LANDMINE, FTS_SYNTHETIC
 from engine.reproduce.report import (Claim, Part, PartResult, Progress, Setting, SettingResult, judge,
                                      run_settings)
+from engine.reproduce.runs import run_tasks
 from engine.validation import check_choice, check_int
 
 PARTS = ("synthetic", "landmine", "runtime", "general")
@@ -242,6 +243,10 @@ def _runtime(runs: int, seed: int, progress) -> PartResult:
                       judge(part.claims, results, data_kind=part.data_kind), time.perf_counter() - started)
 
 
+def _runtime_task(name: str, runs_seed: tuple) -> tuple[str, PartResult]:
+    return name, _runtime(*runs_seed, None)
+
+
 def reproduce(parts=PARTS, *, runs: int = RUNS, functions: int = FUNCTIONS, initialisations: int = INITIALISATIONS,
               seed: int = 0, jobs: int | None = None, progress: Progress | None = None, specs: dict | None = None
               ) -> dict[str, PartResult]:
@@ -260,8 +265,8 @@ def reproduce(parts=PARTS, *, runs: int = RUNS, functions: int = FUNCTIONS, init
         report = (lambda done, total, name=name: progress(name, done, total)) if progress else None
         if name == "synthetic":
             out[name] = _synthetic(initialisations, functions, seed, jobs, report, (specs or {}).get(name))
-        elif name == "runtime":
-            out[name] = _runtime(runs, seed, report)
+        elif name == "runtime":     # one task of the executor in use: its runs one at a time, in one process
+            out[name] = dict(run_tasks([(name, (runs, seed))], _runtime_task))[name]
         else:
             from engine.reproduce.report import run_part
             out[name] = run_part((specs or {}).get(name, PART_SPECS[name]), runs=runs, seed=seed, jobs=jobs,

@@ -132,11 +132,26 @@ def run_blocks(configs: Iterable, *, jobs: int | None = None, cache: dict | None
     for config in configs:
         wanted.setdefault(block_key(config), config)
     todo = [(key, config) for key, config in wanted.items() if key not in cache]
+    prepare_tables([config for _, config in todo])
     for key, output in run_tasks(todo, _indexed, jobs=jobs):
         cache[key] = output
         if done:
             done(key)
     return {key: cache[key] for key in wanted}
+
+
+def prepare_tables(configs: Iterable) -> None:
+    """Build every objective table the blocks of ``configs`` read, once, before they start: its agents' rows are
+    tasks of the executor in use (the disk cache then serves every worker). Without it each worker process that
+    finds the table missing builds all of it (on a fresh cache, every worker the same table at once). Inside a
+    task, or for synthetic runs, there is nothing to do."""
+    from engine.executor.tasks import nested
+    from engine.objectives import build_objective
+
+    if nested():
+        return
+    for dataset, split in dict.fromkeys((c.dataset, c.split) for c in configs if c.dataset != "synthetic"):
+        build_objective(dataset, split=split)
 
 
 def run_tasks(todo: list, work: Callable, *, jobs: int | None = None, executor: Executor | None = None):
