@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
+from engine.audit.controls import CONTROLS
 from engine.fbo.config import WEIGHT_SCHEDULES, WEIGHTS
 from engine.hype.config import AGGREGATIONS
 from engine.privacy import ACCOUNTANTS, SAMPLING, GAUSSIAN_ACCOUNTANTS
@@ -64,7 +65,9 @@ class ServerAudit(metaclass=Checked):
     ``canary_norm`` is the canary vector's norm in units of the clip bound
     S / sqrt(P) (1: at the bound; 1000: checks that clipping happens).
     ``agents`` and ``features`` only change the cost: the canary's shift
-    relative to the noise depends on the shape of the weights, not on N or M.
+    relative to the noise depends on the shape of the weights, not on N or M
+    (so both default to the fewest the game allows). ``control`` breaks the
+    mechanism on purpose (:mod:`engine.audit.controls`); the claim stays.
     """
 
     q: float = setting(0.25, low=0, high=1, low_open=True, link=(0, 1), label="q",
@@ -74,10 +77,10 @@ class ServerAudit(metaclass=Checked):
                        help="clipping threshold, vectors clipped to S/sqrt(P)")
     P: int = setting(1, low=1, noun="number of sub-regions P", link=(1, MAX_AGENTS), label="P",
                      help="number of sub-regions")
-    agents: int = setting(10, low=2, high=MAX_AGENTS, noun="number of agents N", label="agents N",
+    agents: int = setting(2, low=2, high=MAX_AGENTS, noun="number of agents N", label="agents N",
                           help="number of agents N (changes only the cost)")
     # The other agents' vectors are orthogonal to the canary's, which needs a second axis.
-    features: int = setting(4, low=2, high=MAX_FEATURES, noun="number of random features M", label="features M",
+    features: int = setting(2, low=2, high=MAX_FEATURES, noun="number of random features M", label="features M",
                             help="vector length M (changes only the cost)")
     steps: int = setting(1, low=1, high=MAX_STEPS, noun="number of releases T", label="releases T",
                          help="T releases composed")
@@ -97,6 +100,9 @@ class ServerAudit(metaclass=Checked):
     accountant: str = setting("pld", choices=ACCOUNTANTS, label="accountant",
                               help="accountant of the claimed epsilon (pld, the tightest)")
     noise_scale: float = _noise_scale()
+    control: str = setting("none", choices=CONTROLS, noun="negative control", page_param="control",
+                           help="negative control: break the mechanism this way (no-subsampling, reused-noise, "
+                                "public-seed), keep the claim")
 
     mechanism = "fbo-server"
 

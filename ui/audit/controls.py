@@ -15,6 +15,7 @@ import dataclasses
 import streamlit as st
 
 from engine.audit import MECHANISM_LABELS, MECHANISMS, ServerAudit, VoteAudit, audit_cost
+from engine.audit.controls import CONTROL_LABELS, CONTROLS
 from engine.flower.audit_config import BUILTINS, PARTICIPANT_TARGETS, StrategyAudit
 from engine.fbo.config import WEIGHT_SCHEDULES, WEIGHTS
 from engine.fbo.variants import COMPARISON_DEFAULTS, build_variants
@@ -33,7 +34,11 @@ from ui.kit.state import Ignored, Param, current_values, init_state, params_of, 
 PREFIX = "audit_"
 RUN_KEY = "audit_run_state"        # the page's LiveRun
 SOURCE_KEY = "audit_source"        # what "Use the ... settings" last did: ("info" | "error", sentence)
-CONTROL_SCALE = 0.5                # the negative control halves the noise actually added
+CONTROL_SCALE = 0.5                # the "half-noise" control halves the noise actually added
+HALF_NOISE = "half-noise"
+PAGE_CONTROLS = ("none", HALF_NOISE) + CONTROLS[1:]
+PAGE_CONTROL_LABELS = {**CONTROL_LABELS, HALF_NOISE: "half the noise"}
+VOTE_CONTROLS = ("none", HALF_NOISE)     # one release, no subsampling: only the noise can be broken
 PAGE_MECHANISMS = MECHANISMS + (flower.MECHANISM,)
 PAGE_LABELS = {**MECHANISM_LABELS, flower.MECHANISM: flower.LABEL}
 
@@ -47,9 +52,9 @@ PARAMS: dict[str, Param] = params_of((ServerAudit, VoteAudit), {
     "noise": "epsilon", "epsilon": _V.epsilon, "sigma": 12.8,
     **{name: getattr(_V, name) for name in ("k", "candidates", "clients", "aggregation")},
     **{name: getattr(_S, name) for name in ("accountant", "trials", "delta", "seed")},
-    "control": False, "strategy": flower.DEFAULT_STRATEGY, "participant": flower.DEFAULT_PARTICIPANT,
+    "control": "none", "strategy": flower.DEFAULT_STRATEGY, "participant": flower.DEFAULT_PARTICIPANT,
 }, mechanism=Param(_S.mechanism, str, PAGE_MECHANISMS), noise=Param("epsilon", str, ("epsilon", "sigma")),
-    control=Param(False, bool), strategy=Param(flower.DEFAULT_STRATEGY, str, BUILTINS),
+    control=Param("none", str, PAGE_CONTROLS), strategy=Param(flower.DEFAULT_STRATEGY, str, BUILTINS),
     participant=Param(flower.DEFAULT_PARTICIPANT, str, PARTICIPANT_TARGETS))
 SERVER_FIELDS = ("q", "z", "S", "P", "agents", "features", "steps", "sampling", "weights", "weight_a",
                  "weight_schedule", "canary_norm")
@@ -113,10 +118,14 @@ def config_of(values: dict) -> tuple[ServerAudit | VoteAudit | StrategyAudit, Pr
     if values["mechanism"] == flower.MECHANISM:
         return flower.config_of(values, _key)
     common = {name: values[name] for name in COMMON_FIELDS}
-    common["noise_scale"] = CONTROL_SCALE if values["control"] else 1.0
+    common["noise_scale"] = CONTROL_SCALE if values["control"] == HALF_NOISE else 1.0
     if values["mechanism"] == "fbo-server":
-        config = ServerAudit(**{name: values[name] for name in SERVER_FIELDS}, **common)
+        control = values["control"] if values["control"] in CONTROLS else "none"
+        config = ServerAudit(**{name: values[name] for name in SERVER_FIELDS}, **common, control=control)
     else:
+        if values["control"] not in VOTE_CONTROLS:
+            raise ConfigError("A DP-HYPE vote is one release without subsampling: its negative control is half the "
+                              "noise.", "control")
         noise_eps = values["noise"] == "epsilon"
         config = VoteAudit(**{name: values[name] for name in VOTE_FIELDS}, **common,
                            epsilon=values["epsilon"] if noise_eps else None,
@@ -145,7 +154,8 @@ def values_of(config: ServerAudit | VoteAudit) -> dict:
               if name in PARAMS and value is not None}
     if isinstance(config, VoteAudit):
         values["noise"] = "epsilon" if config.epsilon is not None else "sigma"
-    return dict(values, mechanism=config.mechanism, control=config.noise_scale != 1)
+    control = HALF_NOISE if config.noise_scale != 1 else getattr(config, "control", "none")
+    return dict(values, mechanism=config.mechanism, control=control)
 
 
 def link_params(config: ServerAudit | VoteAudit) -> dict[str, str]:
