@@ -205,3 +205,57 @@ class VoteAudit(metaclass=Checked):
 
     def replace(self, **changes) -> "VoteAudit":
         return dataclasses.replace(self, **changes)
+
+
+MIN_CANARIES = 10
+MAX_CANARIES = 100_000
+
+
+@documented
+@dataclass(frozen=True)
+class OneRunAudit(metaclass=Checked):
+    """The one-run game of the fbo-server: ``canaries`` canary agents, each in the federation with probability 1/2,
+    one run of all ``steps`` releases, the bound from the auditor's guesses (:mod:`engine.audit.one_run`).
+
+    The canaries are agents whose vectors point along distinct axes at ``canary_norm`` clip bounds; each one
+    included is then subsampled with probability q in every release (Poisson sampling: the game is add/remove).
+    ``control`` and ``noise_scale`` break the mechanism as :class:`ServerAudit`'s do.
+    """
+
+    q: float = setting(0.25, low=0, high=1, low_open=True, link=(0, 1), label="q",
+                       help="sampling probability of an agent")
+    z: float = setting(1.0, low=0, low_open=True, link=(0, HUGE), label="z", help="noise multiplier")
+    S: float = setting(11.0, low=0, low_open=True, link=(0, HUGE), label="S",
+                       help="clipping threshold, vectors clipped to S/sqrt(P)")
+    P: int = setting(1, low=1, noun="number of sub-regions P", link=(1, MAX_AGENTS), label="P",
+                     help="number of sub-regions")
+    steps: int = setting(40, low=1, high=MAX_STEPS, noun="number of releases T", label="releases T",
+                         help="T releases in the one run")
+    canaries: int = setting(1_000, low=MIN_CANARIES, high=MAX_CANARIES, noun="number of canaries m",
+                            label="canaries m", help="canary agents, each in the run with probability 1/2")
+    weights: str = setting("adaptive", choices=WEIGHTS, label="weights", help="sub-region weights")
+    weight_a: float = setting(15.0, low=0, low_open=True, noun="weight parameter a", link=(0, HUGE),
+                              label="weight a", help="a of the softmax weights")
+    weight_schedule: str = setting("synthetic", choices=WEIGHT_SCHEDULES, noun="weight schedule",
+                                   label="weight schedule", help="how the weights' a_t decays (as FboConfig's)")
+    canary_norm: float = setting(1.0, low=0, high=MAX_CANARY_NORM, low_open=True, noun="canary norm",
+                                 link=(0, MAX_CANARY_NORM), label="canary norm",
+                                 help="canary norm in clip bounds (e.g. 1000 checks that clipping happens)")
+    delta: float = _delta()
+    seed: int = _seed()
+    accountant: str = setting("pld", choices=ACCOUNTANTS, label="accountant",
+                              help="accountant of the claimed epsilon (pld, the tightest)")
+    noise_scale: float = _noise_scale()
+    control: str = setting("none", choices=CONTROLS, noun="negative control", page_param="control",
+                           help="negative control: break the mechanism this way, keep the claim")
+
+    mechanism = "fbo-server"
+    sampling = "poisson"
+
+    def __post_init__(self):
+        validate(self)
+        if self.P > self.canaries:
+            raise ConfigError(f"P must be at most the number of canaries ({self.canaries}), got {self.P}.", "P")
+
+    def replace(self, **changes) -> "OneRunAudit":
+        return dataclasses.replace(self, **changes)

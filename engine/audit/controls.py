@@ -14,7 +14,7 @@ configurations' ``noise_scale`` (0.5), not a control here.
     no noise at all.
 ``public-seed``
     The server's subsample and noise come from a generator seeded by the public configuration (the run's seed),
-    as the exported DP-FTS-DE strategy did before (``engine.flower.participant_targets.PublicSeedStrategy``):
+    as the exported DP-FTS-DE strategy did before (``engine.flower.public_seed.PublicSeedStrategy``):
     every run of the same configuration draws the same subsample and noise, which anyone holding the
     configuration regenerates (:func:`public_generator`).
 """
@@ -51,9 +51,10 @@ class Round:
     def __init__(self, control: str, rng: np.random.Generator, public_seed: int = 0, rows_are_runs: bool = True):
         self.control, self.rng, self.rows_are_runs = control, rng, rows_are_runs
         self.public = public_generator(public_seed) if control == "public-seed" else None
-        self.first_noise = None
+        self.first_noise = {}
 
-    def release(self, vectors: np.ndarray, weights, *, q: float, z: float, S: float, sampling: str):
+    def release(self, vectors: np.ndarray, weights, *, q: float, z: float, S: float, sampling: str, slot: int = 0):
+        """Release t of this run (``slot``: which part of the release, when a release is drawn in parts)."""
         if self.control == "public-seed":
             if not self.rows_are_runs:
                 return server.aggregate_batch(vectors, weights, q=q, z=z, S=S, rng=self.public, private=True,
@@ -72,7 +73,6 @@ class Round:
         step = server.aggregate_batch(vectors, weights, q=q, z=z, S=S, rng=self.rng, private=True,
                                       sampling=sampling)
         if self.control == "reused-noise":
-            if self.first_noise is None:
-                self.first_noise = step.noise
-            return dataclasses.replace(step, noise=self.first_noise, broadcast=step.signal + self.first_noise)
+            noise = self.first_noise.setdefault(slot, step.noise)
+            return dataclasses.replace(step, noise=noise, broadcast=step.signal + noise)
         return step

@@ -135,3 +135,42 @@ def participant_audit_cost(app: str, agents: int, steps: int = 1) -> Cost:
     ranked = knob_ranking(knobs)
     return Cost(seconds=STRATEGY_BASE_SECONDS + rounds * per, memory_mb=STRATEGY_BASE_MB, field=ranked[0],
                 knobs=ranked)
+
+
+# The one-run audit of the fbo-server (engine.audit.one_run_server): T releases of m canary rows of the server's own
+# round, then the bound (the one-run statistics over 54 candidate guess sets, the f-DP bound on six of them, the
+# nested bounds). Measured on the 2-core machine at load ~10 (CPU seconds): 10^3 canaries x 40 releases 0.40 s,
+# 10^4 x 40 0.87 s, 10^5 x 40 1.9 s, 10^4 x 1000 2.5 s; priced at 2 s + 1 us per canary-release + 20 us per canary.
+ONE_RUN_BASE_SECONDS = 2.0
+ONE_RUN_ROW_SECONDS = 1e-6
+ONE_RUN_CANARY_SECONDS = 2e-5
+ONE_RUN_BYTES_PER_CANARY = 400          # the scores, the rows of one release and the sorted orders
+
+
+def one_run_cost(config) -> Cost:
+    """The price of ``run_one_run(config)`` (an :class:`engine.audit.OneRunAudit`)."""
+    rows = int(config.canaries) * int(config.steps)
+    seconds = (ONE_RUN_BASE_SECONDS + ONE_RUN_ROW_SECONDS * rows + ONE_RUN_CANARY_SECONDS * int(config.canaries)
+               + accountant_cost(config.steps, (config.accountant,), curve=False, points=2, z=config.z).seconds)
+    memory = AUDIT_BASE_MB + ONE_RUN_BYTES_PER_CANARY * int(config.canaries) / 1e6
+    ranked = knob_ranking([("canaries", config.canaries, 1_000, 1), ("steps", config.steps, 40, 1)])
+    return Cost(seconds=seconds, memory_mb=memory, field=ranked[0], knobs=ranked)
+
+
+# The one-run audit of a Flower strategy (engine.flower.one_run): T rounds of its aggregate_train on about m / 2
+# replies of m numbers each (m canaries), rebuilt every round, and a replay on no replies. Measured (CPU seconds,
+# DP-FTS-DE): 200 canaries x 2 rounds 0.36 s, 1000 x 10 1.0 s, 1000 x 40 3.0 s beyond Flower's imports; priced at
+# 0.2 ms per reply and 40 ns per number a round, twice the replay, plus Flower's imports.
+FLOWER_ONE_RUN_REPLY_SECONDS = 2e-4
+FLOWER_ONE_RUN_NUMBER_SECONDS = 4e-8
+FLOWER_ONE_RUN_BYTES_PER_NUMBER = 32    # the canaries' vectors, the strategy's (m, m) matrix and its copies
+
+
+def flower_one_run_cost(canaries: int, steps: int) -> Cost:
+    """The price of a one-run audit of a Flower strategy with ``canaries`` canaries and ``steps`` rounds."""
+    m, rounds = int(canaries), int(steps)
+    seconds = STRATEGY_BASE_SECONDS + 2 * rounds * (m * FLOWER_ONE_RUN_REPLY_SECONDS
+                                                    + m * m * FLOWER_ONE_RUN_NUMBER_SECONDS) + ONE_RUN_BASE_SECONDS
+    memory = STRATEGY_BASE_MB + FLOWER_ONE_RUN_BYTES_PER_NUMBER * m * m / 1e6
+    ranked = knob_ranking([("canaries", m, 500, 1), ("steps", rounds, 10, 1)])
+    return Cost(seconds=seconds, memory_mb=memory, field=ranked[0], knobs=ranked)

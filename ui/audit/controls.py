@@ -14,7 +14,7 @@ import dataclasses
 
 import streamlit as st
 
-from engine.audit import MECHANISM_LABELS, MECHANISMS, ServerAudit, VoteAudit, audit_cost
+from engine.audit import MECHANISM_LABELS, MECHANISMS, OneRunAudit, ServerAudit, VoteAudit, audit_cost
 from engine.audit.controls import CONTROL_LABELS, CONTROLS
 from engine.flower.audit_config import BUILTINS, PARTICIPANT_TARGETS, StrategyAudit
 from engine.fbo.config import WEIGHT_SCHEDULES, WEIGHTS
@@ -23,7 +23,7 @@ from engine.hype.config import AGGREGATIONS
 from engine.limits import HostLimits
 from engine.privacy import ACCOUNTANT_LABELS, ACCOUNTANTS, SAMPLING
 from engine.validation import ConfigError
-from ui.audit import flower
+from ui.audit import flower, one_run
 from ui.fbo import controls as fbo_controls
 from ui.hype import controls as hype_controls
 from ui.kit.cached import cached_plan
@@ -45,7 +45,7 @@ PAGE_LABELS = {**MECHANISM_LABELS, flower.MECHANISM: flower.LABEL}
 _S, _V = ServerAudit(), VoteAudit()
 # Every knob of the two games (their defaults are the page's; typed and bounded for the URL by the fields'
 # declarations), plus the page's own: which noise to give and the negative-control switch.
-PARAMS: dict[str, Param] = params_of((ServerAudit, VoteAudit), {
+PARAMS: dict[str, Param] = params_of((ServerAudit, VoteAudit, OneRunAudit), {
     "mechanism": _S.mechanism,
     **{name: getattr(_S, name) for name in ("q", "z", "S", "P", "agents", "features", "steps", "sampling",
                                             "weights", "weight_a", "weight_schedule", "canary_norm")},
@@ -53,7 +53,9 @@ PARAMS: dict[str, Param] = params_of((ServerAudit, VoteAudit), {
     **{name: getattr(_V, name) for name in ("k", "candidates", "clients", "aggregation")},
     **{name: getattr(_S, name) for name in ("accountant", "trials", "delta", "seed")},
     "control": "none", "strategy": flower.DEFAULT_STRATEGY, "participant": flower.DEFAULT_PARTICIPANT,
+    "mode": one_run.MODE, "canaries": OneRunAudit().canaries,
 }, mechanism=Param(_S.mechanism, str, PAGE_MECHANISMS), noise=Param("epsilon", str, ("epsilon", "sigma")),
+    mode=Param(one_run.MODE, str, one_run.MODES),
     control=Param("none", str, PAGE_CONTROLS), strategy=Param(flower.DEFAULT_STRATEGY, str, BUILTINS),
     participant=Param(flower.DEFAULT_PARTICIPANT, str, PARTICIPANT_TARGETS))
 SERVER_FIELDS = ("q", "z", "S", "P", "agents", "features", "steps", "sampling", "weights", "weight_a",
@@ -115,6 +117,8 @@ def current() -> dict:
 
 def config_of(values: dict) -> tuple[ServerAudit | VoteAudit | StrategyAudit, Priced]:
     """The audit the controls describe and its price; raises ConfigError naming the field (the knob to lower)."""
+    if values["mode"] == one_run.ONE_RUN:
+        return one_run.config_of(values, (CONTROLS, HALF_NOISE, CONTROL_SCALE))
     if values["mechanism"] == flower.MECHANISM:
         return flower.config_of(values, _key)
     common = {name: values[name] for name in COMMON_FIELDS}
@@ -135,6 +139,8 @@ def config_of(values: dict) -> tuple[ServerAudit | VoteAudit | StrategyAudit, Pr
 
 def describe(config: ServerAudit | VoteAudit | StrategyAudit) -> str:
     """One line: what the audit attacks."""
+    if not isinstance(config, (StrategyAudit, ServerAudit, VoteAudit)):
+        return one_run.describe(config)
     if isinstance(config, StrategyAudit):
         return flower.describe(config)
     if isinstance(config, ServerAudit):
@@ -210,6 +216,12 @@ def sidebar(slots: ErrorSlots) -> None:
                   "strategy. The audit runs that code itself, as the simulations (or Flower) call it.")
     mechanism = st.session_state[_key("mechanism")]
     server = mechanism == "fbo-server"
+    st.radio("audit", one_run.MODES, key=_key("mode"), format_func=one_run.MODE_LABELS.get, horizontal=True,
+             help="Many trials: the game played again and again, one release or T, and the bound from its error "
+                  "rates. One run: the whole T-release run once with m canaries, each in with probability 1/2, "
+                  "and the bound from the auditor's guesses (Steinke, Nasr and Jagielski 2023).")
+    slots.under("mode")
+    one_run_mode = st.session_state[_key("mode")] == one_run.ONE_RUN
     if mechanism == flower.MECHANISM:
         flower.knobs(slots, _key)
     elif server:
@@ -234,11 +246,15 @@ def sidebar(slots: ErrorSlots) -> None:
                       "hardest test; the Federated BO paper used the moments accountant.")
     slots.under("accountant")
     c1, c2 = st.columns(2)
-    c1.number_input("trials", key=_key("trials"), step=100_000, format="%d",
-                    help="Games played, half with the canary in and half without. More trials: a tighter lower "
-                         "bound and a longer audit.")
+    with c1:
+        if one_run_mode:
+            one_run.knobs(_key)
+        else:
+            st.number_input("trials", key=_key("trials"), step=100_000, format="%d",
+                            help="Games played, half with the canary in and half without. More trials: a tighter "
+                                 "lower bound and a longer audit.")
     c2.number_input("δ", key=_key("delta"), format="%.1e", step=1e-6, help="The δ of the claimed (ε, δ).")
-    slots.under("trials", "delta")
+    slots.under("canaries" if one_run_mode else "trials", "delta")
     st.number_input("seed", key=_key("seed"), step=1, help="Same seed, same trials, same bound.")
     slots.under("seed")
     limit = HostLimits.from_env().max_seconds

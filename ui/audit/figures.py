@@ -162,3 +162,50 @@ def epsilon_figure(result: AuditResult, *, title: str | None = None, height: int
     fig.update_yaxes(automargin=True)
     fig.update_layout(bargap=0.35)
     return fig
+
+
+# ---------------------------------------------------------------- the one-run audit
+
+
+def canary_scores_figure(result) -> go.Figure:
+    """The canaries' scores (the statistic whose guesses prove the bound), those that were in against those out,
+    with the score above which the auditor guessed "in" and below which "out"."""
+    histogram = result.histogram()
+    edges = np.asarray(histogram["edges"], dtype=float)
+    fig = go.Figure()
+    for counts, name, color in ((histogram["counts_out"], "canaries out", OUT_COLOR),
+                                (histogram["counts_in"], "canaries in", IN_COLOR)):
+        steps = np.append(np.asarray(counts, dtype=float), counts[-1])
+        fig.add_trace(go.Scatter(x=edges, y=steps, name=name, mode="lines", fill="tozeroy",
+                                 line=dict(color=color, width=2, shape="hv"), fillcolor=rgba(color, 0.18),
+                                 hovertemplate="score %{x:.3g}<br>%{y:,.0f} canaries<extra>" + name + "</extra>"))
+    best = result.bound.best
+    if best is not None:
+        order = np.sort(np.asarray(result.scores[best.statistic], dtype=float))[::-1]
+        if best.k_in:
+            fig.add_vline(x=float(order[best.k_in - 1]), line=dict(color=THRESHOLD_COLOR, dash="dash", width=1.5),
+                          annotation_text=f" top {best.k_in}: “in”", annotation_position="top right")
+        if best.k_out:
+            fig.add_vline(x=float(order[len(order) - best.k_out]),
+                          line=dict(color=THRESHOLD_COLOR, dash="dot", width=1.5),
+                          annotation_text=f"bottom {best.k_out}: “out” ", annotation_position="top left")
+    style(fig, title=f"The canaries' scores ({histogram['statistic']})", x="score", y="canaries")
+    return fig
+
+
+def canaries_figure(result, *, height: int = 320) -> go.Figure:
+    """The one-run lower bound on the first 100, 300, 1000, ... canaries, beside the claim."""
+    sizes = [n for n, _ in result.bound.nested]
+    bounds = [e for _, e in result.bound.nested]
+    color = VIOLATION_COLOR if result.violation else CONSISTENT_COLOR
+    fig = go.Figure()
+    fig.add_trace(go.Scatter(x=sizes, y=bounds, mode="lines+markers", name="one-run lower bound",
+                             line=dict(color=color, width=2.5), marker=dict(size=7),
+                             hovertemplate="%{x:,} canaries<br>lower bound %{y:.3g}<extra></extra>"))
+    fig.add_hline(y=result.epsilon_claimed, line=dict(color=CLAIM_COLOR, dash="dash", width=2),
+                  annotation_text=f"claimed ε {result.epsilon_claimed:.3g}", annotation_position="top left")
+    style(fig, title="The one-run bound against the number of canaries", x="canaries (log scale)", y="ε",
+          height=height, legend=False)
+    fig.update_xaxes(type="log")
+    fig.update_yaxes(rangemode="tozero")
+    return fig
