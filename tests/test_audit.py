@@ -357,7 +357,24 @@ def test_cli_says_so_when_the_mechanism_fails(capsys, monkeypatch):
     assert err.startswith("warning: VIOLATION: audited lower bound")
 
 
+def test_cli_one_run_prints_the_claim_the_bound_and_the_bound_against_the_canaries(capsys):
+    code, out, err = run_cli(capsys, "--one-run", "--mechanism", "fbo-server", "--q", "0.25", "--z", "1",
+                             "--canaries", "1000", "--steps", "10", "--seed", "0")
+    assert code == 0 and err == ""
+    assert out["audit"] == "one-run" and out["canaries"] == 1000 and out["violation"] is False
+    assert out["epsilon_claimed"] == pytest.approx(epsilon(0.25, 1.0, 10, DELTA, "pld"))
+    assert 0 < out["epsilon_lower"] < out["epsilon_claimed"]
+    assert [row["canaries"] for row in out["by_canaries"]] == [100, 300, 1000]
+    assert out["by_canaries"][-1]["epsilon_lower"] == out["epsilon_lower"]
+    assert out["guesses"]["correct"] <= out["guesses"]["guess_in"] + out["guesses"]["guess_out"]
+
+
 @pytest.mark.parametrize("argv, sentence", [
+    (["--one-run", "--trials", "1000"], "--trials does not apply to the one-run audit."),
+    (["--canaries", "100"], "--canaries applies to the one-run audit only (--one-run)."),
+    (["--one-run", "--canaries", "5"], "number of canaries m must be in [10, 100000], got 5."),
+    (["--one-run", "--mechanism", "hype-votes"], "--one-run audits the fbo-server or a flower strategy; a DP-HYPE "
+                                                 "vote is one release, audited by its many-trial game."),
     (["--trials", "5"], "number of trials must be in [100, 100000000], got 5."),
     (["--mechanism", "dp-sgd"], "mechanism must be one of fbo-server, hype-votes, got 'dp-sgd'."),
     (["--mechanism", "hype-votes", "--q", "0.3"], "--q does not apply to the hype-votes mechanism."),

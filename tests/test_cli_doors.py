@@ -54,6 +54,9 @@ DOORS = [
     ("audit flower", ["audit", "--mechanism", "flower", "--strategy", "dp-fts-de", "--trials", "100000000"]),
     ("audit flower participant", ["audit", "--mechanism", "flower", "--attacker", "participant", "--strategy",
                                   "dp-fts-de", "--agents", "50", "--steps", "50"]),
+    ("audit one-run", ["audit", "--one-run", "--mechanism", "fbo-server", "--canaries", "100000", "--steps", "1000"]),
+    ("audit flower one-run", ["audit", "--one-run", "--mechanism", "flower", "--strategy", "dp-fts-de", "--canaries",
+                              "1000", "--steps", "100"]),
     ("reproduce dp-fts-de", ["reproduce", "dp-fts-de", "--parts", "all", "--runs", "1000", "--quiet"]),
     ("reproduce dp-hype", ["reproduce", "dp-hype", "--repetitions", MILLION, "--quiet"]),
     ("reproduce po-gp-ucb", ["reproduce", "po-gp-ucb", "--runs", "1000", "--quiet"]),
@@ -68,7 +71,7 @@ DOORS = [
 MODES = {
     "data": ("fetch", "status", "build-table"),
     "reproduce": tuple(PAPERS),
-    "audit": (*MECHANISMS, "flower", "--attacker participant"),
+    "audit": (*MECHANISMS, "flower", "--attacker participant", "--one-run"),
     "export": tuple(f"--tool {tool}" for tool in EXPORT_TOOLS),
     "hype": ("--calibrate", "--fig2a", "--mode data"),
     "privacy": ("--target-epsilon",),

@@ -53,8 +53,11 @@ def grids_of(game, trials_per_world: int, seed: int) -> dict:
     pilot = getattr(game, "pilot_scores", None)
     if pilot is None:
         size = max(200, min(PILOT_TRIALS, int(trials_per_world)))
-        played = [game.scores(world, size, np.random.default_rng((int(seed), 2 + index, 0)))
-                  for index, world in enumerate(WORLDS)]
+        played = []
+        for index, world in enumerate(WORLDS):
+            for chunk, part in chunk_schedule(size, game.chunk_trials, first=game.chunk_trials):
+                checkpoint()
+                played.append(game.scores(world, part, np.random.default_rng((int(seed), 2 + index, chunk))))
         pilot = ({name: np.concatenate([scores[name] for scores in played]) for name in game.statistics}, size)
     scores, size = pilot
     return {name: pilot_grid(scores[name], trials_per_world, size) for name in game.statistics}

@@ -44,6 +44,7 @@ from engine.audit.stats import CONFIDENCE
 FRACTIONS = (0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0)
 EPSILON_CEILING = 60.0     # no one-run audit of fewer than 10^20 canaries proves more
 NESTED = (100, 300, 1_000, 3_000, 10_000, 30_000, 100_000)
+FDP_CANDIDATES = 6
 
 
 def steinke_p_value(m: int, r: int, v: int, epsilon: float, delta: float, block: int = 256) -> float:
@@ -78,6 +79,16 @@ def _largest(rejects, lowest: float = 0.0) -> float:
     return float(optimize.brentq(lambda e: 1.0 if rejects(e) else -1.0, lowest, high, xtol=1e-6))
 
 
+def pure_epsilon(r: int, v: int, significance: float) -> float:
+    """The bound with delta = 0, at least the bound with any delta > 0: P[Binomial(r, p) >= v] <= significance
+    exactly when p is at most the Beta(v, r - v + 1) quantile at ``significance`` (the Clopper-Pearson lower
+    bound), so epsilon = logit of that quantile."""
+    if v <= 0 or r <= 0:
+        return 0.0
+    p = float(sps.beta.ppf(significance, v, r - v + 1))
+    return max(0.0, math.log(p / (1.0 - p))) if p < 1 else EPSILON_CEILING
+
+
 def steinke_epsilon(m: int, r: int, v: int, significance: float, delta: float, grid: int = 32) -> float:
     """The largest epsilon whose (epsilon, delta) claim v correct guesses of r reject at ``significance``.
 
@@ -86,10 +97,8 @@ def steinke_epsilon(m: int, r: int, v: int, significance: float, delta: float, g
     the p-value is not monotone in epsilon (its delta term grows again as p nears 1), so it is scanned on a grid
     up to where the delta-free tail beta alone stops rejecting (beta <= p-value), and the last rejection refined.
     """
-    if v <= 0 or r <= 0 or steinke_p_value(m, r, v, 0.0, 0.0) > significance:
-        return 0.0
-    top = _largest(lambda e: steinke_p_value(m, r, v, e, 0.0) <= significance)      # beta alone: monotone
-    if delta <= 0:
+    top = pure_epsilon(r, v, significance)
+    if delta <= 0 or top <= 0:
         return top
     points = np.linspace(0.0, top, grid + 1)
     rejected = [e for e in points if steinke_p_value(m, r, v, e, delta) <= significance]
@@ -198,15 +207,19 @@ def one_run_bound(scores: dict, included, delta: float, confidence: float = CONF
     candidates = guesses(scores, included)
     significance = (1.0 - confidence) / len(candidates)
     best, best_eps = None, 0.0
-    for guess in sorted(candidates, key=lambda g: -g.correct / g.guesses):
-        if guess.correct / guess.guesses <= special.expit(best_eps):
-            continue                 # its precision cannot beat the bound so far (randomized response's accuracy)
+    # The delta-free bound is at least the bound with delta: candidates in its decreasing order, until it cannot
+    # beat the best so far.
+    ceilings = sorted(((pure_epsilon(g.guesses, g.correct, significance), g) for g in set(candidates)),
+                      key=lambda pair: (-pair[0], pair[1].statistic, pair[1].k_in, pair[1].k_out))
+    for ceiling, guess in ceilings:
+        if ceiling <= best_eps:
+            break
         eps = steinke_epsilon(m, guess.guesses, guess.correct, significance, delta)
         if eps > best_eps:
             best, best_eps = guess, eps
     best_fdp, fdp_eps = None, 0.0
-    if fdp:
-        for guess in sorted(candidates, key=lambda g: (-g.correct / g.guesses, -g.guesses))[:6]:
+    if fdp:       # on the candidates whose delta-free bound is largest (its recursion is a loop per guess)
+        for _, guess in ceilings[:FDP_CANDIDATES]:
             eps = fdp_epsilon(m, guess.guesses, guess.correct, significance, delta)
             if eps > fdp_eps:
                 best_fdp, fdp_eps = guess, eps

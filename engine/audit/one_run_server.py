@@ -140,7 +140,7 @@ class OneRunServer:
         self.clip = cfg.S / math.sqrt(P)
         self.included = np.random.default_rng((cfg.seed, 41)).random(m) < 0.5
 
-    def _columns(self, t: int, group: np.ndarray) -> np.ndarray:
+    def columns(self, t: int, group: np.ndarray) -> np.ndarray:
         """(P, 2): the group's weight column and the column holding the round's largest weight."""
         weights = self.weights[t]
         columns = [weights.column(int(g[0])) for g in self.groups]
@@ -165,7 +165,7 @@ class OneRunServer:
 
                 raise AuditCancelled("The audit was cancelled.")
             for slot, group in enumerate(self.groups):
-                columns = self._columns(t, group)
+                columns = self.columns(t, group)
                 vectors = np.zeros((len(group), 2, 1))
                 vectors[:, 0, 0] = cfg.canary_norm * self.clip * self.included[group]
                 step = mechanism.release(vectors, columns, q=cfg.q, z=cfg.z * cfg.noise_scale, S=cfg.S,
@@ -199,7 +199,7 @@ class OneRunServer:
         cfg = self.config
         shifts = []
         for t in range(cfg.steps):
-            columns = self._columns(t, self.groups[0])
+            columns = self.columns(t, self.groups[0])
             shifts.append(np.linalg.norm(columns[:, 0]) * min(cfg.canary_norm, 1.0)
                           / (math.sqrt(cfg.P) * columns[:, 1].max() * cfg.z))
         values, counts = np.unique(np.round(shifts, 12), return_counts=True)

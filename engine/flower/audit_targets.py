@@ -1,4 +1,4 @@
-"""The audit's three built-in Flower strategies (needs Flower).
+"""The audit's four built-in Flower strategies (needs Flower).
 
 ``flower-dp-fixed``
     Flower's ``DifferentialPrivacyServerSideFixedClipping`` around ``FedAvg``:

@@ -20,12 +20,15 @@ CHUNK_WORK = 1 << 23       # elements touched per chunk over all releases: progr
 # Measured on the 2-core development machine (benchmarks/bench_audit.py and the
 # README's audit section), rounded up: seconds per trial and release are
 # OVERHEAD + PER_ELEMENT x (elements the mechanism touches per trial and release);
-# a chunk needs a few arrays of its largest size (the mechanism's temporaries),
-# and every trial keeps 3 float64 (its score, the sorted halves).
+# a chunk needs a few arrays of its largest size (the mechanism's temporaries).
+# Trials are counted on grids as they are played (engine.audit.bands), so no
+# memory grows with them: the pilot that places the grids keeps its scores
+# (PILOT_TRIALS per world, a float64 per statistic), the counts are a few kB.
 OVERHEAD_SECONDS = {"fbo-server": 1.0e-6, "hype-votes": 0.2e-6}
 PER_ELEMENT_SECONDS = {"fbo-server": 2.0e-8, "hype-votes": 1.8e-8}
 CHUNK_ARRAYS = 6
-BYTES_PER_TRIAL = 3 * 8
+BYTES_PER_TRIAL = 3 * 8      # a Flower strategy's game: its pilot and counts, priced per trial as before
+PILOT_BYTES = 2 * 20_000 * 2 * 8     # engine.audit.bands.PILOT_TRIALS per world, two worlds, two statistics
 AUDIT_BASE_MB = 10.0         # the game's setup (vectors, weights) and the bound's arrays
 AUDIT_SETUP_SECONDS = 0.2    # the game's setup and the bound's statistics
 AUDIT_USUAL = dict(P=1, trials=200_000, steps=1, agents=10, features=4, candidates=100, clients=250)
@@ -76,7 +79,7 @@ def estimate(config) -> AuditCost:
     regions = getattr(config, "P", 1) * config.features if mechanism == "fbo-server" else 0
     chunk = chunk_trials(largest + regions, repeats)
     work = int(config.trials) * largest * repeats
-    peak = CHUNK_ARRAYS * min(chunk, config.trials) * (largest + regions) * 8 + BYTES_PER_TRIAL * int(config.trials)
+    peak = CHUNK_ARRAYS * min(chunk, config.trials) * (largest + regions) * 8 + PILOT_BYTES
     per_release = OVERHEAD_SECONDS[mechanism] + PER_ELEMENT_SECONDS[mechanism] * (largest + regions)
     return AuditCost(work=work, chunk_trials=chunk, peak_bytes=int(peak),
                      seconds=int(config.trials) * repeats * per_release)

@@ -1,6 +1,6 @@
 """The Privacy audit page's third target: a built-in Flower strategy's own ``aggregate_train``.
 
-A visitor chooses one of the engine's three built-in strategies by name
+A visitor chooses one of the engine's four built-in strategies by name
 (:data:`engine.flower.audit_config.BUILTINS`; never a module path) and sets
 q, z, the releases and the game's shared knobs. The audit is priced by
 :func:`engine.limits.strategy_audit_cost` and runs as the other audits do.

@@ -79,7 +79,7 @@ def audit_line(config) -> LiveLine:
             from engine.flower.audit import audit_strategy
 
             return audit_strategy(config, progress=progress, cancel=cancel)
-        # A cached audit keeps its scores (16 bytes a trial) for every session: only small ones are worth it.
+        # A cached audit is kept for every session: only the small, often repeated ones are worth it.
         if config.trials <= EMBEDDED_TRIALS:
             return cached_audit(config, progress, cancel)
         return run_audit(config, progress=progress, cancel=cancel)
