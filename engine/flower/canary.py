@@ -4,8 +4,9 @@ What the operator does (docs/flower.md, "A one-run audit of a federation")
     1. Export the app with N = (the real agents) + C canary agents (``agents`` in the run config).
     2. ``python -m engine.flower.canary plan --agents A --canaries C > plan.json`` draws, from the operating
        system's entropy, which canary is in (probability 1/2 each) and prints every canary SuperNode's
-       ``--node-config``: ``partition-id=i num-partitions=N canary=in`` (or ``canary=out``). Keep plan.json
-       from everyone else: it is the secret the audit tests against.
+       ``--node-config``: ``partition-id=i num-partitions=N canary="in"`` (or ``"out"``; Flower wants a string
+       value quoted, so the whole value goes in single quotes on a command line). Keep plan.json from everyone
+       else: it is the secret the audit tests against.
     3. Register and start the C canary SuperNodes with those node configs beside the real ones and run the
        app as usual (the README's run block); an ``in`` canary replies its canary vector (its own axis, at
        the clip bound), an ``out`` canary the zero vector (:func:`engine.flower.fbo_client.canary_round`).
@@ -59,7 +60,7 @@ def plan_canaries(agents: int, canaries: int, seed: int | None = None) -> dict:
     total = agents + canaries
     states = {agents + i: ("in" if draw[i] else "out") for i in range(canaries)}
     return {"agents": total, "real_agents": agents, "canaries": {str(i): s for i, s in states.items()},
-            "node_configs": {str(i): f"partition-id={i} num-partitions={total} canary={s}"
+            "node_configs": {str(i): f'partition-id={i} num-partitions={total} canary="{s}"'
                              for i, s in states.items()}}
 
 

@@ -12,9 +12,9 @@ entropy. The agent's index is the node's ``partition-id`` (``--node-config
 node's ``Context.state`` between rounds.
 
 Canary nodes (a one-run privacy audit of a federation, :mod:`engine.flower.canary`):
-a SuperNode whose node config says ``canary=in`` replies, every round, the vector
+a SuperNode whose node config says ``canary="in"`` replies, every round, the vector
 along its own axis (the ``partition-id``-th feature) at the clip bound S / sqrt(P)
-(times ``canary-norm``, default 1), and ``canary=out`` replies the zero vector
+(times ``canary-norm``, default 1), and ``canary="out"`` replies the zero vector
 (the output law of an absent agent). The audit's operator sets it when starting
 the canary SuperNodes; the app is the same.
 """
