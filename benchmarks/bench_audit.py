@@ -170,7 +170,11 @@ def figure(stored: dict, seconds: float) -> Path:
     from playwright.sync_api import sync_playwright
 
     row = stored["many-trial"]["T=1"][f"{seconds:g} s of CPU"]
-    trials, bounds = zip(*row["curve"])
+    kept = [row["curve"][0]]
+    for point in row["curve"][1:]:             # a point each time the trials grow by 20 % (and the last)
+        if point[0] >= 1.2 * kept[-1][0] or point is row["curve"][-1]:
+            kept.append(point)
+    trials, bounds = zip(*kept)
     fig = go.Figure(go.Scatter(x=trials, y=bounds, mode="lines+markers", name="audited lower bound (95 %)",
                                line=dict(color="#2ca02c", width=3)))
     fig.add_hline(y=row["epsilon_claimed"], line=dict(color="#7f7f7f", dash="dash", width=2),
@@ -199,18 +203,20 @@ def figure(stored: dict, seconds: float) -> Path:
 def main(argv=None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--seconds", type=float, default=60.0, help="CPU seconds of the largest many-trial audit")
-    parser.add_argument("--sections", nargs="+", choices=SECTIONS, default=list(SECTIONS))
+    parser.add_argument("--sections", nargs="*", choices=SECTIONS, default=list(SECTIONS),
+                        help="sections to run (none: only redraw --figure from the stored results)")
     parser.add_argument("--figure", action="store_true", help="draw docs/images/audit_trials.png")
     args = parser.parse_args(argv)
     path = ROOT / "benchmarks" / "results" / "bench_audit.json"
     results = json.loads(path.read_text()) if path.exists() else {}
-    results.update(started=time.strftime("%Y-%m-%d %H:%M"), load_at_start=load())
     work = {"many-trial": lambda: many_trial(args.seconds), "one-run": one_run, "controls": controls,
             "single": single}
-    for section in args.sections:
-        results[section] = work[section]()
-    results["load_at_end"] = load()
-    save_results("bench_audit.json", results)
+    if args.sections:
+        results.update(started=time.strftime("%Y-%m-%d %H:%M"), load_at_start=load())
+        for section in args.sections:
+            results[section] = work[section]()
+        results["load_at_end"] = load()
+        save_results("bench_audit.json", results)
     if args.figure:
         print(f"figure: {figure(results, args.seconds)}", file=sys.stderr)
     print(json.dumps({k: v for k, v in results.items() if k != "many-trial"}, indent=1, default=str)[:4000])

@@ -130,7 +130,7 @@ def test_the_vote_mechanism_audits_dp_hype():
 @pytest.mark.parametrize("mechanism, control, value, sentence", [
     ("fbo-server", "audit_q", 0.0, "q must be in (0, 1], got 0."),
     ("fbo-server", "audit_P", 20, "P must be at most the number of agents (2), got 20."),
-    ("fbo-server", "audit_trials", 50, "number of trials must be in [100, 100000000], got 50."),
+    ("fbo-server", "audit_trials", 50, "number of trials must be in [100, 1000000000], got 50."),
     ("hype-votes", "audit_k", 60, "The canary moves its k votes to k other candidates, so k must be at most half "
                                   "the number of candidates (50), got 60."),
     ("hype-votes", "audit_epsilon", 0.0, "epsilon must be in (0, 20], got 0."),
@@ -149,7 +149,7 @@ def test_with_run_off_the_page_says_why_instead_of_press_run():
     assert at.button(key="audit_run").disabled
     infos = [i.value for i in at.main.info]
     assert not any("Press **Run**" in text for text in infos), infos
-    reason = "Run is off: number of trials must be in [100, 100000000], got 5."
+    reason = "Run is off: number of trials must be in [100, 1000000000], got 5."
     assert len(infos) == 1 and infos[0].startswith(reason), infos
 
 

@@ -375,7 +375,7 @@ def test_cli_one_run_prints_the_claim_the_bound_and_the_bound_against_the_canari
     (["--one-run", "--canaries", "5"], "number of canaries m must be in [10, 100000], got 5."),
     (["--one-run", "--mechanism", "hype-votes"], "--one-run audits the fbo-server or a flower strategy; a DP-HYPE "
                                                  "vote is one release, audited by its many-trial game."),
-    (["--trials", "5"], "number of trials must be in [100, 100000000], got 5."),
+    (["--trials", "5"], "number of trials must be in [100, 1000000000], got 5."),
     (["--mechanism", "dp-sgd"], "mechanism must be one of fbo-server, hype-votes, got 'dp-sgd'."),
     (["--mechanism", "hype-votes", "--q", "0.3"], "--q does not apply to the hype-votes mechanism."),
     (["--k", "3"], "--k does not apply to the fbo-server mechanism."),

@@ -23,7 +23,7 @@ MECHANISMS = ("fbo-server", "hype-votes")
 MECHANISM_LABELS = {"fbo-server": "Federated BO server round (DP-FTS-DE, Algorithm 1)",
                     "hype-votes": "DP-HYPE noisy vote sum (Algorithm 1)"}
 MIN_TRIALS = 100          # a quarter per world and half: enough for the bound to be defined
-MAX_TRIALS = 100_000_000
+MAX_TRIALS = 1_000_000_000   # the counts do not grow with the trials: only the price bounds a request
 MAX_STEPS = 1_000
 MAX_AGENTS = 10_000
 MAX_FEATURES = 1_000

@@ -29,6 +29,7 @@ from engine.executor import Executor, kept
 
 WORLDS = ("in", "out")
 FIRST_CHUNK = 10_000
+CURVE_STEP = 1.2          # the bound's curve against the trials: a point each time the trials grow this much
 
 
 class AuditCancelled(Exception):
@@ -120,6 +121,8 @@ def play_on(executor: Executor, game, build: Callable, trials_per_world: int, se
             for name, values in counts.items():
                 tally.add(name, world, values)
         tally.trials += size
-        prefixes.append(Tally(grids, {name: [a.copy(), b.copy()] for name, (a, b) in tally.counts.items()},
-                              tally.trials))
+        # The curve's points: every chunk while they double, then every 20 % more trials, and the last.
+        if not prefixes or tally.trials >= CURVE_STEP * prefixes[-1].trials or index == schedule[-1][0]:
+            prefixes.append(Tally(grids, {name: [a.copy(), b.copy()] for name, (a, b) in tally.counts.items()},
+                                  tally.trials))
     return tally, prefixes
