@@ -63,8 +63,8 @@ run_clicked, (message_col,) = run_buttons("audit", disabled=config is None)
 with message_col:
     slots.fallback()
     if config is not None:
-        size = f"{config.trials:,} trials" if hasattr(config, "trials") else f"{config.canaries:,} canaries"
-        st.caption(f"{controls.describe(config)}. {size}, about {format_seconds(price.cost.seconds)}.")
+        size = f" {config.trials:,} trials," if hasattr(config, "trials") else ""      # a one-run says its canaries
+        st.caption(f"{controls.describe(config)}.{size} about {format_seconds(price.cost.seconds)}.")
     else:
         slots.run_is_off(config_error)
 status_slot = st.empty()
@@ -83,8 +83,10 @@ if run is None and config is None:
             "the audited ε here.", icon=":material/block:")
     st.stop()
 if run is None:
-    st.info("Press **Run**: the attack's scores, its ROC curve and the audited ε appear here. Try the negative "
-            "control to see a broken mechanism caught.", icon=":material/info:")
+    shown = ("the canaries' scores and the one-run bound against the number of canaries"
+             if values["mode"] == one_run.ONE_RUN else "the attack's scores, its ROC curve and the audited ε")
+    st.info(f"Press **Run**: {shown} appear here. Try a negative control to see a broken mechanism caught.",
+            icon=":material/info:")
     st.stop()
 if run.status is RunStatus.FAILED:
     show_failure(run, status_slot)
@@ -137,7 +139,7 @@ with left:
 with right:
     show(roc_figure(result), key="auditchart_roc",
          about="Every threshold gives one point: how often the attack says “in” when the canary is in (TPR) "
-               "against when it is out (FPR), on trials not used to choose the threshold.")
+               "against when it is out (FPR), on all trials, at the grid's thresholds.")
     st.caption("**What to notice:** if the claimed ε holds, no attack rises above the grey dashed curve; a broken "
                "mechanism crosses it, usually at small FPR, which is why both axes are logarithmic.")
 

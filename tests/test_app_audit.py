@@ -110,6 +110,16 @@ def test_a_one_run_audit_of_the_server_shows_its_bound_and_catches_reused_noise(
     run(at)
     assert len(at.error) == 1 and at.error[0].value.startswith("VIOLATION: one-run lower bound")
     assert float(metric(at, "one-run lower bound")) > float(metric(at, "claimed ε"))
+    right, guessed = (int(n.replace(",", "")) for n in metric(at, "guesses right").split("/"))
+    assert 0.9 * guessed <= right <= guessed
+
+
+def test_a_one_run_link_audits_the_papers_40_releases_and_the_mode_switch_follows():
+    at = audit_page(mode="one-run")
+    assert at.number_input(key="audit_steps").value == 40
+    assert any("One run of the DP-FTS-DE server: 40 release(s), 1,000 canaries" in c.value for c in at.caption)
+    at.radio(key="audit_mode").set_value("trials").run()
+    assert at.number_input(key="audit_steps").value == 1 and not at.exception
 
 
 def test_a_dp_hype_vote_has_no_one_run_audit():
@@ -166,7 +176,7 @@ def test_link_parameters_are_parsed_with_limits():
     assert not at.exception
     assert at.warning[0].value == (
         "Ignored q=5 from the link: q is a number from 0 to 1. Ignored P=two from the link: P is a whole number from 1 "
-        "to 10,000. Ignored trials=1e999 from the link: trials is a whole number from 100 to 100,000,000.")
+        "to 10,000. Ignored trials=1e999 from the link: trials is a whole number from 100 to 1,000,000,000.")
     assert at.number_input(key="audit_q").value == 0.25 and at.number_input(key="audit_trials").value == 200_000
     assert at.number_input(key="audit_steps").value == 3 and at.number_input(key="audit_z").value == 1.5
 

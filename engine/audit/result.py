@@ -114,10 +114,10 @@ class AuditResult:
                     f"bound {self.epsilon_lower:.3g} is below the {claim}{control}.")
         return f"Consistent: {bound} is at most the {claim}."
 
-    def histogram(self, bins: int = HISTOGRAM_BINS) -> dict:
+    def histogram(self, bins: int = HISTOGRAM_BINS, *, pile: bool = True) -> dict:
         """Counts of the chosen statistic in both worlds on about ``bins`` shared bins over the central 99.9 % of
         all scores (and the threshold); scores outside them are counted in the first or last bin, so the counts
-        add up to the trials. ``edges`` are grid thresholds (the first and last bins are open-ended)."""
+        add up to the trials (``pile=False``: left out, as a figure draws them). ``edges`` are grid thresholds."""
         counts_in, counts_out = (np.asarray(c, dtype=np.int64) for c in self.counts[self.statistic_used])
         thresholds = self.grids[self.statistic_used].thresholds
         pooled = np.cumsum(counts_in + counts_out) / max(int((counts_in + counts_out).sum()), 1)
@@ -134,8 +134,9 @@ class AuditResult:
 
         def merged(counts):
             inner = np.add.reduceat(counts, cuts + 1)[:len(cuts) - 1]
-            inner[0] += counts[:cuts[0] + 1].sum()
-            inner[-1] += counts[cuts[-1] + 1:].sum()
+            if pile:
+                inner[0] += counts[:cuts[0] + 1].sum()
+                inner[-1] += counts[cuts[-1] + 1:].sum()
             return inner
 
         return {"edges": edges, "counts_in": merged(counts_in), "counts_out": merged(counts_out)}

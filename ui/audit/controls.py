@@ -94,12 +94,23 @@ def widget_key(name: str) -> str:
 def init() -> list[Ignored]:
     """Seed the controls from the URL (values outside their limits are ignored); returns ignored parameters.
 
-    Trials the link does not give are the chosen mechanism's default (:func:`default_trials`)."""
+    Trials the link does not give are the chosen mechanism's default (:func:`default_trials`); releases a
+    one-run link does not give are the one-run audit's default (the paper's T = 40)."""
     seeding = _key("trials") not in st.session_state
     ignored = init_state(PARAMS, PREFIX)
     if seeding and "trials" not in st.query_params:
         st.session_state[_key("trials")] = default_trials(st.session_state[_key("mechanism")])
+    if seeding and "steps" not in st.query_params and st.session_state[_key("mode")] == one_run.ONE_RUN:
+        st.session_state[_key("steps")] = OneRunAudit().steps
     return ignored
+
+
+def _mode_changed() -> None:
+    """Many trials <-> one run: releases left at one audit's default become the other's."""
+    steps = st.session_state.get(_key("steps"))
+    defaults = {one_run.MODE: PARAMS["steps"].default, one_run.ONE_RUN: OneRunAudit().steps}
+    if steps in defaults.values():
+        st.session_state[_key("steps")] = defaults[st.session_state[_key("mode")]]
 
 
 def _mechanism_changed() -> None:
@@ -217,6 +228,7 @@ def sidebar(slots: ErrorSlots) -> None:
     mechanism = st.session_state[_key("mechanism")]
     server = mechanism == "fbo-server"
     st.radio("audit", one_run.MODES, key=_key("mode"), format_func=one_run.MODE_LABELS.get, horizontal=True,
+             on_change=_mode_changed,
              help="Many trials: the game played again and again, one release or T, and the bound from its error "
                   "rates. One run: the whole T-release run once with m canaries, each in with probability 1/2, "
                   "and the bound from the auditor's guesses (Steinke, Nasr and Jagielski 2023).")

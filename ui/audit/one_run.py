@@ -92,7 +92,7 @@ def show(result: OneRunResult, status_slot) -> None:
                      "lower bound when the run's trade-off is Gaussian (many composed releases are close to it).")
     m[3].metric("canaries", f"{bound.canaries:,}", help=f"{bound.included:,} of them were in the run.")
     if bound.best is not None:
-        m[4].metric("guesses right", f"{bound.best.correct:,} of {bound.best.guesses:,}",
+        m[4].metric("guesses right", f"{bound.best.correct:,}/{bound.best.guesses:,}",
                     help=f"Statistic {bound.best.statistic}: the top {bound.best.k_in:,} scores guessed in, the "
                          f"bottom {bound.best.k_out:,} out, the rest abstained.")
     left, right = st.columns(2)
