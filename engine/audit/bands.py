@@ -1,7 +1,8 @@
 """A many-trial audit's bound from counts on a fixed grid of thresholds, every threshold at once.
 
 Why counts on a grid
-    Each attack statistic gets a grid of :data:`GRID_POINTS` thresholds, fixed before the audit's trials are
+    Each attack statistic gets a grid of :data:`GRID_POINTS` thresholds (fewer below 10,000 trials per world:
+    one per 25 trials, at least 20), fixed before the audit's trials are
     played: a pilot of its own (trials with seeds the audit never uses again) gives the statistic's range, which
     :func:`pilot_grid` widens to where the largest and smallest of all the trials are expected. Each chunk of
     trials is reduced to how many scores fall between consecutive thresholds (:meth:`ScoreGrid.counts`): memory
@@ -61,7 +62,9 @@ from engine.audit.stats import (
     per_world_level,
 )
 
-GRID_POINTS = 400        # thresholds per statistic
+GRID_POINTS = 400        # thresholds per statistic (fewer for a small audit, GRID_TRIALS_PER_POINT trials each)
+GRID_TRIALS_PER_POINT = 25
+GRID_LEAST = 20
 PILOT_TRIALS = 20_000    # per world, for the engine's games (a Flower strategy's game reuses its own pilot)
 GRID_PAD = 0.05          # of the pilot's range, beyond its widened ends
 ROC_POINTS = 200
@@ -99,7 +102,9 @@ def pilot_grid(pilot_scores, trials_per_world: int, pilot_per_world: int) -> Sco
     grow = math.sqrt(math.log(max(trials_per_world, 3)) / math.log(max(pilot_per_world, 3)))
     low, high = middle - (middle - low) * max(grow, 1.0), middle + (high - middle) * max(grow, 1.0)
     pad = GRID_PAD * (high - low) or max(1e-9, 1e-9 * abs(middle))
-    return ScoreGrid(low - pad, high + pad)
+    # A small audit cannot tell 400 thresholds apart, and each one shares the confidence: fewer of them.
+    size = int(min(GRID_POINTS, max(GRID_LEAST, int(trials_per_world) // GRID_TRIALS_PER_POINT)))
+    return ScoreGrid(low - pad, high + pad, size)
 
 
 def exceedances(counts: np.ndarray) -> np.ndarray:

@@ -42,8 +42,8 @@ def test_audit_page_shows_the_attack_and_catches_the_negative_control(page, app_
 
     page.goto(f"{app_url}/Privacy_audit?trials=100000&control=half-noise")
     wait_for_app(page)
-    assert page.locator("[data-testid='stSelectbox']").filter(has_text="Negative control").inner_text().count(
-        "half the noise") == 1
+    control = page.locator("[data-testid='stSelectbox']").filter(has_text="Negative control")
+    assert "half the noise" in control.inner_html()
     page.get_by_role("button", name="Run", exact=True).click()
     page.get_by_text("VIOLATION: audited lower bound").wait_for(timeout=RUN_TIMEOUT_MS)
     wait_for_app(page, RUN_TIMEOUT_MS)
