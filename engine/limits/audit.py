@@ -28,7 +28,8 @@ OVERHEAD_SECONDS = {"fbo-server": 1.0e-6, "hype-votes": 0.2e-6}
 PER_ELEMENT_SECONDS = {"fbo-server": 2.0e-8, "hype-votes": 1.8e-8}
 CHUNK_ARRAYS = 6
 BYTES_PER_TRIAL = 3 * 8      # a Flower strategy's game: its pilot and counts, priced per trial as before
-PILOT_BYTES = 2 * 20_000 * 2 * 8     # engine.audit.bands.PILOT_TRIALS per world, two worlds, two statistics
+PILOT_PER_WORLD, PILOT_LEAST = 20_000, 200    # engine.audit.bands.PILOT_TRIALS, engine.audit.game.grids_of's least
+PILOT_BYTES = 2 * PILOT_PER_WORLD * 2 * 8     # the pilot's scores: two worlds, two statistics
 AUDIT_BASE_MB = 10.0         # the game's setup (vectors, weights) and the bound's arrays
 AUDIT_SETUP_SECONDS = 0.2    # the game's setup and the bound's statistics
 AUDIT_USUAL = dict(P=1, trials=200_000, steps=1, agents=10, features=4, candidates=100, clients=250)
@@ -78,11 +79,12 @@ def estimate(config) -> AuditCost:
     # the server's sub-regions: each trial's (P, M) sums, noise and broadcast (engine.fbo.weights.RegionWeights)
     regions = getattr(config, "P", 1) * config.features if mechanism == "fbo-server" else 0
     chunk = chunk_trials(largest + regions, repeats)
-    work = int(config.trials) * largest * repeats
-    peak = CHUNK_ARRAYS * min(chunk, config.trials) * (largest + regions) * 8 + PILOT_BYTES
+    # The pilot that places the grids plays max(200, min(20,000, trials per world)) more trials in each world.
+    played = int(config.trials) + 2 * max(PILOT_LEAST, min(PILOT_PER_WORLD, int(config.trials) // 2))
+    work = played * largest * repeats
+    peak = CHUNK_ARRAYS * min(chunk, played) * (largest + regions) * 8 + PILOT_BYTES
     per_release = OVERHEAD_SECONDS[mechanism] + PER_ELEMENT_SECONDS[mechanism] * (largest + regions)
-    return AuditCost(work=work, chunk_trials=chunk, peak_bytes=int(peak),
-                     seconds=int(config.trials) * repeats * per_release)
+    return AuditCost(work=work, chunk_trials=chunk, peak_bytes=int(peak), seconds=played * repeats * per_release)
 
 
 def audit_cost(config) -> Cost:
