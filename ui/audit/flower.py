@@ -104,7 +104,10 @@ def _attack(config: ParticipantAudit) -> dict:
 
 
 def participant_panel(values: dict, key) -> None:
-    """A participant's attack: a button, then what the attacker recovered (below the game's Run)."""
+    """A participant's attack: a button, then what the attacker recovered (below the game's Run). Without Flower
+    there is nothing to attack: the sentence under the strategy choice says so, once."""
+    if not flower_installed():
+        return
     with st.expander("A participant's attack: the run config, the app's code, its own replies, every broadcast",
                      icon=":material/person_search:"):
         st.caption("DP-FTS-DE: one agent of a 5-agent app (P = 2, the q, z, S, releases and seed on the left) "
