@@ -47,6 +47,10 @@ CASES = [
     ("fbo", dict(algorithm="dp-fts-de", agents=8000, P=8000, iterations=5, runs=1, features=1, n_init=1,
                  own_sampler="shared")),
     ("audit", dict(agents=10000, P=10000, features=2, trials=100, steps=1)),
+    ("audit", dict(trials=10_000_000)),
+    ("audit-one-run", dict(canaries=10_000, steps=40)),
+    ("audit-one-run", dict(canaries=100_000, steps=40)),
+    ("audit-flower-one-run", dict(canaries=1000, steps=10)),
     ("teaching", dict(agents=100, P=2, t=3, q=0.5, z=1.0, S=11.0, seed=0)),
     ("teaching", dict(agents=20000, P=2, t=3, q=0.5, z=1.0, S=11.0, seed=0)),
     ("accountant", dict(steps=40, accountants=["ma", "rdp", "pld"])),
@@ -242,6 +246,14 @@ def work_of(tool: str, kw: dict):
         settings = {k: v for k, v in kw.items() if k != "mechanism"}
         config = (VoteAudit if kw.get("mechanism") == "hype-votes" else ServerAudit)(**settings)
         return lambda: run_audit(config)
+    if tool == "audit-one-run":
+        from engine.audit import OneRunAudit, run_one_run
+
+        return lambda: run_one_run(OneRunAudit(**kw))
+    if tool == "audit-flower-one-run":
+        from engine.flower.one_run import StrategyOneRun, strategy_one_run
+
+        return lambda: strategy_one_run(StrategyOneRun(**kw))
     if tool == "teaching":
         from engine.fbo.teaching import server_round, teaching_config
 
@@ -324,6 +336,12 @@ def estimate(tool: str, kw: dict):
 
         settings = {k: v for k, v in kw.items() if k != "mechanism"}
         return limits.audit_cost((VoteAudit if kw.get("mechanism") == "hype-votes" else ServerAudit)(**settings))
+    if tool == "audit-one-run":
+        from engine.audit import OneRunAudit
+
+        return limits.one_run_cost(OneRunAudit(**kw))
+    if tool == "audit-flower-one-run":
+        return limits.flower_one_run_cost(kw["canaries"], kw["steps"])
     if tool == "teaching":
         from engine.fbo.teaching import teaching_config
 

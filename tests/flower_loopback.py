@@ -176,22 +176,26 @@ class Federation:
     def output(folder: Path) -> str:
         return (Path(folder) / "run-block.log").read_text(errors="replace")
 
-    def node_command(self, index: int, key: str | None = None, partition: int | None = None) -> str:
-        """The README's SuperNode command for node ``index`` (its key and port), as its start block writes it."""
+    def node_command(self, index: int, key: str | None = None, partition: int | None = None,
+                     node_config: str | None = None) -> str:
+        """The README's SuperNode command for node ``index`` (its key and port), as its start block writes it;
+        ``node_config`` replaces its whole ``--node-config`` value (a canary node's, say)."""
         start, _, _ = readme_blocks(self.app_dir)
         loop = start[start.index("for i in $(seq 0", start.index("supernode register")):]
         command = loop.split("do\n", 1)[1].split("  echo $!", 1)[0]
         setup = "".join(line + "\n" for line in start.splitlines() if line.startswith("export "))
         command = setup + command.replace("$((NODE_PORT + i))", str(int(self.env["NODE_PORT"]) + index))
         command = command.replace("partition-id=$i", f"partition-id={index if partition is None else partition}")
+        if node_config is not None:
+            command = re.sub(r'--node-config "[^"]*"', lambda _: f"--node-config '{node_config}'", command)
         command = command.replace('"keys/supernode_$i"', key or f"keys/supernode_{index}")
         return command + 'echo $! >> "$FLWR_HOME/nodes.pids"\n'       # as the start block does, for its stop block
 
     def start_node(self, index: int, key: str | None = None, partition: int | None = None,
-                   log_name: str | None = None) -> subprocess.Popen:
+                   log_name: str | None = None, node_config: str | None = None) -> subprocess.Popen:
         """Start SuperNode ``index`` again (or another key's node) with the README's command, in its own group."""
         log = open(self.app_dir / (log_name or f"node-{index}.log"), "a")
-        proc = subprocess.Popen(["bash", "-c", self.node_command(index, key, partition)], cwd=self.app_dir,
+        proc = subprocess.Popen(["bash", "-c", self.node_command(index, key, partition, node_config)], cwd=self.app_dir,
                                 env=self.start_env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
         log.close()
         self.processes.append(proc)

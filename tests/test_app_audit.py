@@ -9,7 +9,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 import ui.kit.cached
-from engine.audit import ServerAudit, VoteAudit, run_audit
+from engine.audit import OneRunAudit, ServerAudit, VoteAudit, run_audit, run_one_run
 from engine.fbo.config import FboConfig
 from engine.fbo.plan import make_plan
 from engine.privacy import DEFAULT_ACCOUNTANT, default_delta
@@ -65,7 +65,7 @@ def test_defaults_price_the_audit_and_wait_for_run():
     assert not at.get("plotly_chart") and "Press **Run**" in at.info[0].value
 
 
-def test_an_audit_shows_the_engines_numbers_and_three_charts():
+def test_an_audit_shows_the_engines_numbers_and_four_charts():
     at = audit_page(trials=str(SMALL_TRIALS))
     run(at)
     expected = run_audit(ServerAudit(trials=SMALL_TRIALS))
@@ -75,8 +75,9 @@ def test_an_audit_shows_the_engines_numbers_and_three_charts():
     assert metric(at, "trials") == f"{SMALL_TRIALS:,}"
     # Parsed, not searched as text: how the JSON writer escapes ε depends on which JSON library is installed.
     titles = [json.loads(chart.proto.spec)["layout"]["title"]["text"] for chart in at.get("plotly_chart")]
-    assert len(titles) == 3
-    for title in ("The attack's score in both worlds", "ROC of the attack", "Claimed ε against what the attack"):
+    assert len(titles) == 4
+    for title in ("The attack's score in both worlds", "ROC of the attack", "Claimed ε against what the attack",
+                  "The lower bound against the number of trials"):
         assert sum(title in text for text in titles) == 1, (title, titles)
     # A plot option redraws the stored audit without running it again.
     at.toggle(key="audit_opt_log").set_value(False).run()
@@ -85,12 +86,46 @@ def test_an_audit_shows_the_engines_numbers_and_three_charts():
 
 def test_the_negative_control_is_caught():
     at = audit_page(trials="100000")
-    at.toggle(key="audit_control").set_value(True).run()
+    at.selectbox(key="audit_control").set_value("half-noise").run()
     run(at)
     assert len(at.error) == 1 and at.error[0].value.startswith("VIOLATION: audited lower bound")
     assert "negative control: noise scaled by 0.5" in at.error[0].value
     assert float(metric(at, "audited lower bound")) > float(metric(at, "claimed ε"))
-    assert at.query_params["control"] == "true"
+    assert at.query_params["control"] == "half-noise"
+
+
+def test_a_one_run_audit_of_the_server_shows_its_bound_and_catches_reused_noise():
+    # One run of 2 releases at z = 2 (claim 1.05) with 1,000 canaries: the server as it is stays below its claim;
+    # with its noise reused the releases' differences give the canaries away (the engine's tests: 2.5).
+    at = audit_page(mode="one-run", canaries="1000", steps="2", z="2")
+    run(at)
+    expected = run_one_run(OneRunAudit(canaries=1000, steps=2, z=2.0))
+    assert [s.value for s in at.success] == [expected.verdict]
+    assert metric(at, "one-run lower bound") == f"{expected.epsilon_lower:.3g}"
+    assert metric(at, "canaries") == "1,000"
+    titles = [json.loads(chart.proto.spec)["layout"]["title"]["text"] for chart in at.get("plotly_chart")]
+    assert titles == ["The canaries' scores (llr)", "The one-run bound against the number of canaries"] or \
+        len(titles) == 2 and "against the number of canaries" in titles[1]
+    at.selectbox(key="audit_control").set_value("reused-noise").run()
+    run(at)
+    assert len(at.error) == 1 and at.error[0].value.startswith("VIOLATION: one-run lower bound")
+    assert float(metric(at, "one-run lower bound")) > float(metric(at, "claimed ε"))
+    right, guessed = (int(n.replace(",", "")) for n in metric(at, "guesses right").split("/"))
+    assert 0.9 * guessed <= right <= guessed
+
+
+def test_a_one_run_link_audits_the_papers_40_releases_and_the_mode_switch_follows():
+    at = audit_page(mode="one-run")
+    assert at.number_input(key="audit_steps").value == 40
+    assert any("One run of the DP-FTS-DE server: 40 release(s), 1,000 canaries" in c.value for c in at.caption)
+    at.radio(key="audit_mode").set_value("trials").run()
+    assert at.number_input(key="audit_steps").value == 1 and not at.exception
+
+
+def test_a_dp_hype_vote_has_no_one_run_audit():
+    at = audit_page(mechanism="hype-votes", mode="one-run")
+    assert not at.exception and at.button(key="audit_run").disabled
+    assert [e.value for e in at.sidebar.error][0].startswith("A DP-HYPE vote is one release")
 
 
 def test_the_vote_mechanism_audits_dp_hype():
@@ -99,13 +134,13 @@ def test_the_vote_mechanism_audits_dp_hype():
     expected = run_audit(VoteAudit(trials=SMALL_TRIALS))
     assert [s.value for s in at.success] == [expected.verdict]
     assert metric(at, "Gaussian DP μ (audited)") == f"{expected.mu_lower:.3g}"
-    assert len(at.get("plotly_chart")) == 3
+    assert len(at.get("plotly_chart")) == 4
 
 
 @pytest.mark.parametrize("mechanism, control, value, sentence", [
     ("fbo-server", "audit_q", 0.0, "q must be in (0, 1], got 0."),
-    ("fbo-server", "audit_P", 20, "P must be at most the number of agents (10), got 20."),
-    ("fbo-server", "audit_trials", 50, "number of trials must be in [100, 100000000], got 50."),
+    ("fbo-server", "audit_P", 20, "P must be at most the number of agents (2), got 20."),
+    ("fbo-server", "audit_trials", 50, "number of trials must be in [100, 1000000000], got 50."),
     ("hype-votes", "audit_k", 60, "The canary moves its k votes to k other candidates, so k must be at most half "
                                   "the number of candidates (50), got 60."),
     ("hype-votes", "audit_epsilon", 0.0, "epsilon must be in (0, 20], got 0."),
@@ -124,7 +159,7 @@ def test_with_run_off_the_page_says_why_instead_of_press_run():
     assert at.button(key="audit_run").disabled
     infos = [i.value for i in at.main.info]
     assert not any("Press **Run**" in text for text in infos), infos
-    reason = "Run is off: number of trials must be in [100, 100000000], got 5."
+    reason = "Run is off: number of trials must be in [100, 1000000000], got 5."
     assert len(infos) == 1 and infos[0].startswith(reason), infos
 
 
@@ -141,7 +176,7 @@ def test_link_parameters_are_parsed_with_limits():
     assert not at.exception
     assert at.warning[0].value == (
         "Ignored q=5 from the link: q is a number from 0 to 1. Ignored P=two from the link: P is a whole number from 1 "
-        "to 10,000. Ignored trials=1e999 from the link: trials is a whole number from 100 to 100,000,000.")
+        "to 10,000. Ignored trials=1e999 from the link: trials is a whole number from 100 to 1,000,000,000.")
     assert at.number_input(key="audit_q").value == 0.25 and at.number_input(key="audit_trials").value == 200_000
     assert at.number_input(key="audit_steps").value == 3 and at.number_input(key="audit_z").value == 1.5
 
@@ -240,7 +275,7 @@ def test_a_built_in_flower_strategy_is_audited_and_the_broken_one_caught():
     assert metric(at, "claimed ε") == f"{expected.epsilon_claimed:.3g}"
     assert metric(at, "audited lower bound") == f"{expected.epsilon_lower:.3g}"
     assert not [m for m in at.metric if m.label == "most this game can prove"]   # only the claim is known
-    assert len(at.get("plotly_chart")) == 3
+    assert len(at.get("plotly_chart")) == 4
 
     at.selectbox(key="audit_strategy").set_value("broken-clip-after-mean").run()
     assert at.query_params["strategy"] == "broken-clip-after-mean"

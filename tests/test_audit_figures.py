@@ -13,6 +13,7 @@ from ui.audit.figures import (
     epsilon_figure,
     roc_figure,
     scores_figure,
+    trials_figure,
 )
 
 
@@ -33,15 +34,17 @@ def test_score_histograms_draw_both_worlds_and_the_threshold(honest):
     fig = scores_figure(honest)
     out, inside = fig.data
     assert (out.name, inside.name) == ("canary out (D′)", "canary in (D)")
-    # The bins hold the central 99.9 % of the scores (and the threshold); nothing else is drawn.
-    for trace, scores in ((out, honest.scores_out), (inside, honest.scores_in)):
-        counts = np.nan_to_num(np.asarray(trace.y, dtype=float))[:-1]
-        assert 0.99 * scores.size <= counts.sum() <= scores.size
+    # The bins hold the central 99.9 % of the scores (and the threshold), on grid thresholds; nothing else is drawn.
+    histogram = honest.histogram(pile=False)
+    for trace, counts in ((out, histogram["counts_out"]), (inside, histogram["counts_in"])):
+        drawn = np.nan_to_num(np.asarray(trace.y, dtype=float))[:-1]
+        assert drawn.sum() == counts.sum() and 0.99 * honest.trials // 2 <= drawn.sum() <= honest.trials // 2
+    assert set(np.round(out.x, 9)) <= set(np.round(honest.grids[honest.statistic_used].thresholds, 9))
     assert fig.layout.yaxis.type == "log"
     assert [shape.x0 for shape in fig.layout.shapes if shape.type == "line"] == [honest.threshold]
     assert "threshold" in fig.layout.annotations[0].text
     linear = scores_figure(honest, log_y=False)
-    assert linear.layout.yaxis.type != "log" and np.nansum(linear.data[1].y[:-1]) == pytest.approx(counts.sum())
+    assert linear.layout.yaxis.type != "log" and np.nansum(linear.data[1].y[:-1]) == pytest.approx(drawn.sum())
 
 
 def test_roc_sits_under_the_claims_curve_for_a_correct_mechanism(honest):
@@ -91,7 +94,15 @@ def test_with_sub_regions_the_bars_show_the_most_the_game_can_prove():
     assert fig.layout.title.text == "Audited: a small server"
 
 
-def test_the_vote_audit_draws_the_same_three_figures():
+def test_the_vote_audit_draws_the_same_four_figures():
     result = run_audit(VoteAudit(trials=2_000, seed=0))
-    for fig in (scores_figure(result), roc_figure(result), epsilon_figure(result)):
+    for fig in (scores_figure(result), roc_figure(result), epsilon_figure(result), trials_figure(result)):
         assert fig.data and fig.layout.title.text
+
+
+def test_the_bound_against_the_trials_is_the_results_curve_beside_the_claim(honest):
+    fig = trials_figure(honest)
+    (line,) = fig.data
+    assert list(line.x) == [n for n, _ in honest.curve] and list(line.y) == [e for _, e in honest.curve]
+    assert line.y[-1] == honest.epsilon_lower and fig.layout.xaxis.type == "log"
+    assert [shape.y0 for shape in fig.layout.shapes] == [honest.epsilon_claimed]

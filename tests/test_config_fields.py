@@ -11,7 +11,7 @@ import shlex
 
 import pytest
 
-from engine.audit import ServerAudit, VoteAudit
+from engine.audit import OneRunAudit, ServerAudit, VoteAudit
 from engine.cli import build_parser
 from engine.fbo import FboConfig
 from engine.hype import HypeConfig
@@ -48,7 +48,8 @@ def refusals(cls, base: dict):
     (PoConfig, dict(), set()),
     (ServerAudit, dict(trials=1000), set()),
     (VoteAudit, dict(trials=1000), set()),
-], ids=["fbo", "fbo-budget", "hype", "hype-data", "pogpucb", "audit-server", "audit-votes"])
+    (OneRunAudit, dict(), set()),
+], ids=["fbo", "fbo-budget", "hype", "hype-data", "pogpucb", "audit-server", "audit-votes", "audit-one-run"])
 def test_every_refusal_names_a_field_of_the_config(cls, base, unchecked):
     names = {f.name for f in dataclasses.fields(cls)}
     found = refusals(cls, base)
@@ -104,6 +105,7 @@ TOOLS = [  # (configuration class, CLI tool, the page's link parameters)
     (PoConfig, "pogpucb", "ui.pogpucb.controls:PARAMS"),
     (ServerAudit, "audit", "ui.audit.controls:PARAMS"),
     (VoteAudit, "audit", "ui.audit.controls:PARAMS"),
+    (OneRunAudit, "audit", "ui.audit.controls:PARAMS"),
 ]
 # The configuration classes every tool runs; a new tool's configuration must join TOOLS above.
 CONFIG_MODULES = ("engine.fbo.config", "engine.hype.config", "engine.pogpucb.config", "engine.audit.config")

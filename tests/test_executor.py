@@ -160,5 +160,6 @@ def test_an_audit_gives_the_same_scores_on_worker_processes_and_in_this_process(
     config = ServerAudit(q=0.5, z=1.0, trials=2000, seed=5) if mechanism == "fbo-server" else VoteAudit(trials=2000,
                                                                                                           seed=5)
     pooled, alone = run_audit(config, executor=Executor("joblib", 2)), run_audit(config)
-    assert np.array_equal(pooled.scores_in, alone.scores_in) and np.array_equal(pooled.scores_out, alone.scores_out)
+    assert pooled.grids == alone.grids and pooled.counts.keys() == alone.counts.keys()
+    assert all(np.array_equal(a, b) for name in alone.counts for a, b in zip(pooled.counts[name], alone.counts[name]))
     assert pooled.epsilon_lower == alone.epsilon_lower

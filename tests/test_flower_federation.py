@@ -150,6 +150,71 @@ def test_a_participant_cannot_regenerate_the_federations_noise(fbo_run):
         assert error > 1.0, name            # off by the noise (std z S / q = 22 per coordinate here)
 
 
+CANARIES = 2            # canary SuperNodes beside the README's three (the ports after theirs are free)
+CANARY_PLAN_SEED = 8    # the auditor's draw here: the first canary in, the second out
+
+
+def test_a_one_run_audit_of_the_federation_with_canary_supernodes(loopback):
+    # The operator adds canary SuperNodes (their own keys, registered), each started with the node config the
+    # canary plan gives it (canary=in: it replies along its own axis at the clip bound; canary=out: the zero
+    # vector), runs the exported app as usual and audits the broadcasts of the ServerApp's summary. Two canaries
+    # cannot prove any epsilon (even two right guesses are not unlikely enough at 95 %), which the record says;
+    # what the live run shows is that the deployment's path is the audited one: the same secrets replay it in one
+    # process (the canaries' replies through the app's own client code) with the same broadcasts and scores.
+    from engine.flower.canary import app_run_config, live_one_run, plan_canaries
+    from engine.flower.fbo_client import agent_round
+    from engine.flower.fbo_strategy import DpFtsDeStrategy
+    from engine.flower.offline import run_offline
+    from tests.flower_loopback import TEST_SECRETS, stop_groups
+
+    federation, root = loopback
+    plan = plan_canaries(NODES, CANARIES, seed=CANARY_PLAN_SEED)
+    assert sorted(plan["canaries"].values()) == ["in", "out"]
+    config = FboConfig(agents=NODES + CANARIES, iterations=1, P=1, features=8, n_init=3, q=0.5, z=1.0, seed=7)
+    folder = root / "canaries"
+    export_app("fbo", config, folder)
+    nodes = []
+    try:
+        for index, node_config in plan["node_configs"].items():
+            key = root / f"canary_{index}"
+            subprocess.run(["ssh-keygen", "-q", "-t", "ecdsa", "-b", "384", "-N", "", "-f", str(key)], check=True,
+                           timeout=60)
+            assert federation.flwr("supernode", "register", f"{key}.pub", "federation").returncode == 0
+            nodes.append(federation.start_node(int(index), key=str(key), node_config=node_config,
+                                               log_name=f"canary-{index}.log"))
+        end = time.monotonic() + 120
+        logs = [root / "fbo" / f"canary-{index}.log" for index in plan["node_configs"]]
+        while time.monotonic() < end and not all("SuperNode ID" in log.read_text() for log in logs):
+            time.sleep(0.5)
+        assert all("SuperNode ID" in log.read_text() for log in logs), [log.read_text()[-1500:] for log in logs]
+        summary, _ = federation.run(folder, RUN_SECONDS)
+    finally:
+        stop_groups(nodes)       # SIGTERM: the canaries sign off before the next tests sample the nodes
+    assert summary["status"] == "completed" and summary["nodes"] == NODES + CANARIES
+    assert summary["releases"] == 1 and all(missing == [] for missing in summary["missing"])
+    record = live_one_run(app_run_config(folder), summary, plan, shadow=DpFtsDeStrategy)
+    assert (record["canaries"], record["included"], record["releases"]) == (CANARIES, 1, 1)
+    assert record["epsilon_claimed"] == pytest.approx(make_plan(config).epsilon_after(1), rel=1e-12)
+    assert record["epsilon_lower"] == 0.0 == record["most_provable"] and "2 canaries" in record["note"]
+    assert not record["violation"] and set(record["scores"]) == {"llr", "shadow"}
+
+    def answer(message, context):
+        state = plan["canaries"].get(str(int(context.node_config["partition-id"])))
+        if state is not None:
+            context.node_config["canary"] = state
+        return agent_round(message, context, secret=TEST_SECRETS["DPBO_FLOWER_NODE_SECRET"])
+
+    logging.disable(logging.INFO)
+    try:
+        with contextlib.redirect_stdout(io.StringIO()):
+            offline = run_offline(config, server_secret=TEST_SECRETS["DPBO_FLOWER_SERVER_SECRET"], agent=answer)
+    finally:
+        logging.disable(logging.NOTSET)
+    assert np.allclose(offline["broadcasts"], summary["broadcasts"], rtol=1e-9, atol=1e-12)
+    replayed = live_one_run(app_run_config(folder), dict(offline, delta=summary["delta"]), plan)
+    assert np.allclose(replayed["scores"]["llr"], record["scores"]["llr"], rtol=1e-9)
+
+
 def test_dp_hype_app_on_a_secured_loopback_federation_uses_secagg(loopback):
     federation, root = loopback
     summary, _ = federation.run(root / "hype", RUN_SECONDS)

@@ -27,6 +27,8 @@ CASES = [
     ("fbo", dict(agents=20, iterations=20, runs=2, own_sampler="pathwise", refit_every=5)),
     ("fbo", dict(agents=40, iterations=20, runs=2, features=200, accountant="pld")),
     ("teaching", dict(agents=3000, P=2, t=3, q=0.5, z=1.0, S=11.0, seed=0)),
+    ("audit", dict(trials=2_000_000)),
+    ("audit-one-run", dict(canaries=10_000, steps=40)),
     ("accountant", dict(steps=200, accountants=["ma", "rdp", "pld"])),
     ("accountant", dict(steps=30, accountants=["pld"], z=0.3)),
     ("hype", dict(repetitions=500, candidates=300)),

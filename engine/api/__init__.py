@@ -26,7 +26,7 @@ from engine.api.accounting import calibrate_z, default_delta, epsilon, epsilon_c
 from engine.api.common import PrivacyWarning
 from engine.api.fbo import iterate_fbo, run_fbo
 from engine.api.tools import figure_verdicts, price, reproduce, run_audit, run_hype, run_pogpucb
-from engine.audit import AuditResult, ServerAudit, VoteAudit
+from engine.audit import AuditResult, OneRunAudit, OneRunResult, ServerAudit, VoteAudit
 from engine.fbo.config import FboConfig
 from engine.fbo.records import BestPoint, FboResult
 from engine.fbo.steps import FboRun, FboStep
@@ -39,10 +39,10 @@ from engine.validation import ConfigError
 
 __all__ = [
     # configurations and errors
-    "FboConfig", "HypeConfig", "PoConfig", "ServerAudit", "VoteAudit", "ConfigError", "PrivacyWarning",
+    "FboConfig", "HypeConfig", "PoConfig", "ServerAudit", "VoteAudit", "OneRunAudit", "ConfigError", "PrivacyWarning",
     # runs and their results
     "run_fbo", "iterate_fbo", "FboRun", "FboStep", "FboResult", "BestPoint", "run_hype", "HypeResult",
-    "run_pogpucb", "PoResult", "run_audit", "AuditResult",
+    "run_pogpucb", "PoResult", "run_audit", "AuditResult", "OneRunResult",
     # prices and limits
     "price", "Cost", "Limits",
     # privacy accounting

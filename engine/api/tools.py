@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from engine.api.common import DEFAULT_LIMITS, INTERRUPTED, priced, stop_reason, time_limit_error, token_for
 from engine.api.fbo import fbo_price
-from engine.audit import AuditCancelled, AuditResult, ServerAudit, VoteAudit, audit_cost
+from engine.audit import AuditCancelled, AuditResult, OneRunAudit, OneRunResult, ServerAudit, VoteAudit, audit_cost
+from engine.audit import one_run_cost, run_one_run
 from engine.audit import run_audit as _run_audit
 from engine.cancel import TIME_LIMIT, Cancelled, guarded
 from engine.fbo.config import FboConfig
@@ -110,14 +111,19 @@ def run_pogpucb(config: PoConfig | None = None, *, progress: bool | None = None,
 
 
 @api_boundary
-def run_audit(config: ServerAudit | VoteAudit, *, progress: bool | None = None,
-              limits: Limits | None = DEFAULT_LIMITS) -> AuditResult:
+def run_audit(config: ServerAudit | VoteAudit | OneRunAudit, *, progress: bool | None = None,
+              limits: Limits | None = DEFAULT_LIMITS) -> AuditResult | OneRunResult:
     """Audit a mechanism of the engine: play its distinguishing game and bound epsilon from below.
 
     ``config`` is a :class:`ServerAudit` (the DP-FTS-DE server round) or a
-    :class:`VoteAudit` (a DP-HYPE vote). Returns the result whose ``to_json()``
-    ``dpbo audit`` prints: the claimed epsilon, the audited lower bound with
-    95 % confidence, and ``violation`` (True when the bound exceeds the claim).
+    :class:`VoteAudit` (a DP-HYPE vote), played many times: returns the
+    :class:`AuditResult` whose ``to_json()`` ``dpbo audit`` prints: the claimed
+    epsilon, the audited lower bound with 95 % confidence, and ``violation``
+    (True when the bound exceeds the claim). Or a :class:`OneRunAudit`: one run
+    of the server's T releases with m canary agents, each in with probability
+    1/2, bounded by the auditor's guesses (``dpbo audit --one-run``); returns a
+    :class:`OneRunResult` (``epsilon_lower``, ``bound.nested``: the bound on the
+    first 100, 300, 1000, ... canaries).
     ``progress`` and ``limits`` as in :func:`run_fbo` (an audit stopped early has
     no result: the time limit is a ConfigError, Ctrl-C a KeyboardInterrupt).
 
@@ -127,9 +133,24 @@ def run_audit(config: ServerAudit | VoteAudit, *, progress: bool | None = None,
     >>> result = dpbo.run_audit(dpbo.ServerAudit(trials=2000, seed=0))
     >>> result.to_json()["violation"]
     False
+    >>> dpbo.run_audit(dpbo.OneRunAudit(canaries=1000, steps=10, seed=0)).violation
+    False
     """
+    if isinstance(config, OneRunAudit):
+        priced(one_run_cost(config), limits, what="This audit")
+        token = token_for(limits)
+        try:
+            with guarded(token):
+                return run_one_run(config, cancel=token)
+        except (Cancelled, AuditCancelled):
+            if token.reason is None:
+                raise
+            if token.reason != TIME_LIMIT:
+                raise KeyboardInterrupt from None
+            raise time_limit_error(limits, "This audit") from None
     if not isinstance(config, (ServerAudit, VoteAudit)):
-        raise ConfigError(f"config must be a dpbo.ServerAudit or dpbo.VoteAudit, got {shown(config)}.", "config")
+        raise ConfigError(f"config must be a dpbo.ServerAudit, VoteAudit or OneRunAudit, got {shown(config)}.",
+                          "config")
     priced(audit_cost(config), limits, what="This audit")
     token = token_for(limits)
     line = Progress(f"audit of {config.mechanism}", int(config.trials) // 2 * 2, enabled=progress, unit="trial")
@@ -147,7 +168,8 @@ def run_audit(config: ServerAudit | VoteAudit, *, progress: bool | None = None,
 
 
 @api_boundary
-def price(config: FboConfig | HypeConfig | PoConfig | ServerAudit | VoteAudit, objective=None, *, box=None,
+def price(config: FboConfig | HypeConfig | PoConfig | ServerAudit | VoteAudit | OneRunAudit, objective=None, *,
+          box=None,
           agents: int | None = None, per_agent: bool = False) -> Cost:
     """What a run of ``config`` costs, estimated before it starts: the price ``dpbo <tool>`` checks.
 
@@ -181,6 +203,8 @@ def price(config: FboConfig | HypeConfig | PoConfig | ServerAudit | VoteAudit, o
         return pogpucb_cost(config)
     if isinstance(config, (ServerAudit, VoteAudit)):
         return audit_cost(config)
+    if isinstance(config, OneRunAudit):
+        return one_run_cost(config)
     raise ConfigError(f"price needs a configuration (dpbo.FboConfig, HypeConfig, PoConfig, ServerAudit or "
                       f"VoteAudit), got {shown(config)}.", "config")
 

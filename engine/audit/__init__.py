@@ -10,14 +10,21 @@ Neither package re-implements the mechanism.
     from engine.audit import ServerAudit, run_audit
     result = run_audit(ServerAudit(q=0.25, z=1.0, trials=1_000_000))
     result.epsilon_claimed, result.epsilon_lower, result.violation
+
+A whole T-release run audited once, with canaries (Steinke, Nasr and Jagielski 2023):
+
+    from engine.audit import OneRunAudit, run_one_run
+    run_one_run(OneRunAudit(q=0.25, z=1.0, steps=40, canaries=10_000)).epsilon_lower
 """
 
-from engine.audit.config import MECHANISM_LABELS, MECHANISMS, ServerAudit, VoteAudit
+from engine.audit.config import MECHANISM_LABELS, MECHANISMS, OneRunAudit, ServerAudit, VoteAudit
 from engine.audit.game import AuditCancelled
+from engine.audit.one_run_server import OneRunResult, run_one_run
 from engine.audit.result import AuditResult
 from engine.audit.run import run_audit
 from engine.audit.stats import CONFIDENCE, max_tpr
-from engine.limits.audit import AuditCost, audit_cost, estimate
+from engine.limits.audit import AuditCost, audit_cost, estimate, one_run_cost
 
 __all__ = ["AuditCancelled", "AuditCost", "AuditResult", "CONFIDENCE", "MECHANISMS", "MECHANISM_LABELS",
-           "ServerAudit", "VoteAudit", "audit_cost", "estimate", "max_tpr", "run_audit"]
+           "OneRunAudit", "OneRunResult", "ServerAudit", "VoteAudit", "audit_cost", "estimate", "max_tpr",
+           "one_run_cost", "run_audit", "run_one_run"]

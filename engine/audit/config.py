@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
+from engine.audit.controls import CONTROLS
 from engine.fbo.config import WEIGHT_SCHEDULES, WEIGHTS
 from engine.hype.config import AGGREGATIONS
 from engine.privacy import ACCOUNTANTS, SAMPLING, GAUSSIAN_ACCOUNTANTS
@@ -22,7 +23,7 @@ MECHANISMS = ("fbo-server", "hype-votes")
 MECHANISM_LABELS = {"fbo-server": "Federated BO server round (DP-FTS-DE, Algorithm 1)",
                     "hype-votes": "DP-HYPE noisy vote sum (Algorithm 1)"}
 MIN_TRIALS = 100          # a quarter per world and half: enough for the bound to be defined
-MAX_TRIALS = 100_000_000
+MAX_TRIALS = 1_000_000_000   # the counts do not grow with the trials: only the price bounds a request
 MAX_STEPS = 1_000
 MAX_AGENTS = 10_000
 MAX_FEATURES = 1_000
@@ -64,7 +65,9 @@ class ServerAudit(metaclass=Checked):
     ``canary_norm`` is the canary vector's norm in units of the clip bound
     S / sqrt(P) (1: at the bound; 1000: checks that clipping happens).
     ``agents`` and ``features`` only change the cost: the canary's shift
-    relative to the noise depends on the shape of the weights, not on N or M.
+    relative to the noise depends on the shape of the weights, not on N or M
+    (so both default to the fewest the game allows). ``control`` breaks the
+    mechanism on purpose (:mod:`engine.audit.controls`); the claim stays.
     """
 
     q: float = setting(0.25, low=0, high=1, low_open=True, link=(0, 1), label="q",
@@ -74,10 +77,10 @@ class ServerAudit(metaclass=Checked):
                        help="clipping threshold, vectors clipped to S/sqrt(P)")
     P: int = setting(1, low=1, noun="number of sub-regions P", link=(1, MAX_AGENTS), label="P",
                      help="number of sub-regions")
-    agents: int = setting(10, low=2, high=MAX_AGENTS, noun="number of agents N", label="agents N",
+    agents: int = setting(2, low=2, high=MAX_AGENTS, noun="number of agents N", label="agents N",
                           help="number of agents N (changes only the cost)")
     # The other agents' vectors are orthogonal to the canary's, which needs a second axis.
-    features: int = setting(4, low=2, high=MAX_FEATURES, noun="number of random features M", label="features M",
+    features: int = setting(2, low=2, high=MAX_FEATURES, noun="number of random features M", label="features M",
                             help="vector length M (changes only the cost)")
     steps: int = setting(1, low=1, high=MAX_STEPS, noun="number of releases T", label="releases T",
                          help="T releases composed")
@@ -97,6 +100,9 @@ class ServerAudit(metaclass=Checked):
     accountant: str = setting("pld", choices=ACCOUNTANTS, label="accountant",
                               help="accountant of the claimed epsilon (pld, the tightest)")
     noise_scale: float = _noise_scale()
+    control: str = setting("none", choices=CONTROLS, noun="negative control", page_param="control",
+                           help="negative control: break the mechanism this way (no-subsampling, reused-noise, "
+                                "public-seed), keep the claim")
 
     mechanism = "fbo-server"
 
@@ -198,4 +204,58 @@ class VoteAudit(metaclass=Checked):
         return cls(**settings)
 
     def replace(self, **changes) -> "VoteAudit":
+        return dataclasses.replace(self, **changes)
+
+
+MIN_CANARIES = 10
+MAX_CANARIES = 100_000
+
+
+@documented
+@dataclass(frozen=True)
+class OneRunAudit(metaclass=Checked):
+    """The one-run game of the fbo-server: ``canaries`` canary agents, each in the federation with probability 1/2,
+    one run of all ``steps`` releases, the bound from the auditor's guesses (:mod:`engine.audit.one_run`).
+
+    The canaries are agents whose vectors point along distinct axes at ``canary_norm`` clip bounds; each one
+    included is then subsampled with probability q in every release (Poisson sampling: the game is add/remove).
+    ``control`` and ``noise_scale`` break the mechanism as :class:`ServerAudit`'s do.
+    """
+
+    q: float = setting(0.25, low=0, high=1, low_open=True, link=(0, 1), label="q",
+                       help="sampling probability of an agent")
+    z: float = setting(1.0, low=0, low_open=True, link=(0, HUGE), label="z", help="noise multiplier")
+    S: float = setting(11.0, low=0, low_open=True, link=(0, HUGE), label="S",
+                       help="clipping threshold, vectors clipped to S/sqrt(P)")
+    P: int = setting(1, low=1, noun="number of sub-regions P", link=(1, MAX_AGENTS), label="P",
+                     help="number of sub-regions")
+    steps: int = setting(40, low=1, high=MAX_STEPS, noun="number of releases T", label="releases T",
+                         help="T releases in the one run")
+    canaries: int = setting(1_000, low=MIN_CANARIES, high=MAX_CANARIES, noun="number of canaries m",
+                            label="canaries m", help="canary agents, each in the run with probability 1/2")
+    weights: str = setting("adaptive", choices=WEIGHTS, label="weights", help="sub-region weights")
+    weight_a: float = setting(15.0, low=0, low_open=True, noun="weight parameter a", link=(0, HUGE),
+                              label="weight a", help="a of the softmax weights")
+    weight_schedule: str = setting("synthetic", choices=WEIGHT_SCHEDULES, noun="weight schedule",
+                                   label="weight schedule", help="how the weights' a_t decays (as FboConfig's)")
+    canary_norm: float = setting(1.0, low=0, high=MAX_CANARY_NORM, low_open=True, noun="canary norm",
+                                 link=(0, MAX_CANARY_NORM), label="canary norm",
+                                 help="canary norm in clip bounds (e.g. 1000 checks that clipping happens)")
+    delta: float = _delta()
+    seed: int = _seed()
+    accountant: str = setting("pld", choices=ACCOUNTANTS, label="accountant",
+                              help="accountant of the claimed epsilon (pld, the tightest)")
+    noise_scale: float = _noise_scale()
+    control: str = setting("none", choices=CONTROLS, noun="negative control", page_param="control",
+                           help="negative control: break the mechanism this way, keep the claim")
+
+    mechanism = "fbo-server"
+    sampling = "poisson"
+
+    def __post_init__(self):
+        validate(self)
+        if self.P > self.canaries:
+            raise ConfigError(f"P must be at most the number of canaries ({self.canaries}), got {self.P}.", "P")
+
+    def replace(self, **changes) -> "OneRunAudit":
         return dataclasses.replace(self, **changes)

@@ -6,8 +6,10 @@ What runs
     release t = 1..T with the weights :func:`engine.fbo.weights.region_weights`
     gives iteration t, exactly as :class:`engine.fbo.Simulation` calls both;
     the agents explore sub-regions round-robin (``Subregions.assign``). The
-    negative control multiplies z, i.e. the noise actually added, by
-    ``noise_scale`` while the claim keeps the configured z.
+    negative controls keep the claim and break the mechanism: ``noise_scale``
+    multiplies z, i.e. the noise actually added, and ``control`` is one of
+    :data:`engine.audit.controls.CONTROLS` (no subsampling, noise reused across
+    releases, noise from the public seed).
 
 Neighbouring inputs (as the accountant assumes, :func:`engine.privacy.make_accountant`)
     Poisson sampling, add/remove-one: in D the canary agent sends its vector c
@@ -53,6 +55,15 @@ The statistic (the exact likelihood ratio)
     rounds with a large w_t speak and caps every other round's contribution
     near log(1 - p).
 
+    With T >= 2 a second statistic looks for what an honest server never does:
+    ``reuse`` is the largest change of the broadcast along the canary between
+    two consecutive releases, in units of the two releases' noise,
+    max_t max_i |y_t,i - y_t-1,i| / sqrt(sigma_t^2 + sigma_t-1^2). With fresh
+    noise it is a maximum of unit Gaussians; with noise reused across releases
+    it is exactly 0 unless the canary's selection changed, which gives the
+    canary away. Both statistics share the audit's confidence
+    (:mod:`engine.audit.bands`).
+
 How tight the claim is for this canary
     The accountant charges every release a shift of phi_max S / q in every
     sub-region (the paper's bound |omega_joint| <= N phi_max S). The canary moves
@@ -72,13 +83,15 @@ import dp_accounting as dpa
 import numpy as np
 
 from engine.audit.config import ServerAudit
+from engine.audit.controls import CONTROL_LABELS, Round
 from engine.limits.audit import chunk_trials
-from engine.fbo import server
 from engine.fbo.subregions import Subregions
 from engine.fbo.weights import region_weights
 from engine.privacy import epsilon, epsilon_of_event, fixed_sample_size
 
 STATISTIC = "exact log-likelihood ratio of the canary's selection mixture, summed over releases"
+DESCRIPTIONS = {"llr": STATISTIC,
+                "reuse": "largest change of the broadcast along the canary between consecutive releases (noise units)"}
 OTHER_NORMS = (0.5, 2.0)   # the other agents' norms, in clip bounds
 
 
@@ -129,22 +142,32 @@ class ServerGame:
         self.neighbours = ("replace-one: the canary agent's vector c or -c (fixed-size sampling)" if self.replace_one
                            else "add/remove-one: the canary agent present or absent (Poisson sampling)")
         self.statistic = STATISTIC
+        self.statistics = ("llr", "reuse") if T >= 2 else ("llr",)
+        self.descriptions = {name: DESCRIPTIONS[name] for name in self.statistics}
+        self.control_label = CONTROL_LABELS[cfg.control]
 
-    def scores(self, world: str, size: int, rng: np.random.Generator) -> np.ndarray:
+    def scores(self, world: str, size: int, rng: np.random.Generator) -> dict:
         cfg = self.config
         vectors = np.broadcast_to(self.vectors[world], (size, *self.vectors[world].shape))
+        mechanism = Round(cfg.control, rng, public_seed=cfg.seed, rows_are_runs=True)
         total = np.zeros(size)
+        reuse, previous = np.zeros(size), None
         for t in range(cfg.steps):
-            step = server.aggregate_batch(vectors, self.weights[t], q=cfg.q, z=cfg.z * cfg.noise_scale, S=cfg.S,
-                                          rng=rng, private=True, sampling=cfg.sampling)
+            step = mechanism.release(vectors, self.weights[t], q=cfg.q, z=cfg.z * cfg.noise_scale, S=cfg.S,
+                                     sampling=cfg.sampling)
+            along = step.broadcast[:, :, 0]
             if step.noise_std > 0:
                 shift = float(self.shift_norms[t] / step.noise_std)
-                w = step.broadcast[:, :, 0] @ self.directions[t] / step.noise_std
+                w = along @ self.directions[t] / step.noise_std
             else:  # no noise at all: any positive scale separates the worlds as well
-                shift, w = 1.0, step.broadcast[:, :, 0] @ self.directions[t] / self.shift_norms[t]
+                shift, w = 1.0, along @ self.directions[t] / self.shift_norms[t]
             total += _log_mixture(w, shift, self.log_p, self.log_not_p)
             total -= _log_mixture(w, -shift if self.replace_one else 0.0, self.log_p, self.log_not_p)
-        return total
+            if previous is not None:
+                spread = math.hypot(step.noise_std, previous[1]) or 1.0
+                np.maximum(reuse, np.abs(along - previous[0]).max(axis=1) / spread, out=reuse)
+            previous = (along, step.noise_std)
+        return {"llr": total, "reuse": reuse} if cfg.steps >= 2 else {"llr": total}
 
     # ------------------------------------------------------------------ accounting
     def epsilon_claimed(self) -> float:

@@ -19,9 +19,10 @@ Neighbouring inputs (replace-one, the paper's "Remove-Then-Add", Lemma IV.1)
 
 The statistic
     The noise is N(0, sigma^2 I), so the log-likelihood ratio of D against D'
-    is affine in the projection of (noisy sum - known votes) on e_A - e_B;
-    scaled so that it is N(0, 1) in D' and N(mu, 1) in D with mu = sqrt(2k) /
-    sigma. Thresholding it is the most powerful test (Neyman-Pearson).
+    is affine in the projection of (noisy sum - known votes) on e_A - e_B:
+    with s that projection scaled to be N(0, 1) in D' and N(mu, 1) in D
+    (mu = sqrt(2k) / sigma, sigma the claimed noise), it is mu s - mu^2 / 2 nats.
+    Thresholding it is the most powerful test (Neyman-Pearson).
 """
 
 from __future__ import annotations
@@ -62,6 +63,9 @@ class VoteGame:
         self.chunk_trials = chunk_trials(p, n if cfg.aggregation == "secure-sum" else 1)
         self.neighbours = NEIGHBOURS
         self.statistic = STATISTIC
+        self.statistics = ("llr",)
+        self.descriptions = {"llr": STATISTIC}
+        self.mu = self.sensitivity / self.sigma
 
     def scores(self, world: str, size: int, rng: np.random.Generator) -> np.ndarray:
         cfg = self.config
@@ -74,7 +78,8 @@ class VoteGame:
             votes = self.vote_sums[world]
             noisy = voting.noisy_vote_sum(np.broadcast_to(votes, (size, votes.shape[0])), self.noise_std, rng)
         projection = noisy[:, self.side_a].sum(axis=1) - noisy[:, self.side_b].sum(axis=1)
-        return (projection - self.centre) / (self.sigma * self.sensitivity)
+        standard = (projection - self.centre) / (self.sigma * self.sensitivity)
+        return {"llr": self.mu * standard - 0.5 * self.mu * self.mu}
 
     # ------------------------------------------------------------------ accounting
     def epsilon_claimed(self) -> float:

@@ -12,6 +12,7 @@ import sys
 from engine.executor import from_args
 from engine.flower.audit import BUILTINS, StrategyAudit, load_factory, run_strategy_audit
 from engine.flower.audit_config import PARTICIPANT_TARGETS, ParticipantAudit
+from engine.flower.one_run import StrategyOneRun
 from engine.validation import ConfigError, check_choice, check_int
 
 SHARED = ("q", "z", "S", "agents", "features", "steps", "canary_norm", "trials", "delta", "seed")
@@ -37,9 +38,35 @@ def participant_config(args) -> ParticipantAudit:
     return ParticipantAudit(strategy=args.strategy, **settings)
 
 
-def config_from_args(args) -> StrategyAudit | ParticipantAudit:
+ONE_RUN_SHARED = ("q", "z", "S", "steps", "canaries", "canary_norm", "delta", "seed")
+NOT_FOR_ONE_RUN = ("trials", "agents", "features", *NOT_FOR_FLOWER)
+
+
+def one_run_config(args) -> StrategyOneRun:
+    """The one-run audit of ``--mechanism flower --one-run``: canary replies to the strategy's aggregate_train."""
+    if not args.strategy:
+        raise ConfigError(f"Name the strategy with --strategy: one of {', '.join(BUILTINS)} or MODULE:FACTORY.",
+                          "strategy")
+    stray = [name for name in NOT_FOR_ONE_RUN if getattr(args, name, None) is not None]
+    if stray:
+        raise ConfigError(f"--{stray[0].replace('_', '-')} does not apply to the one-run audit of a Flower "
+                          "strategy.", stray[0])
+    settings = {name: getattr(args, name) for name in ONE_RUN_SHARED if getattr(args, name, None) is not None}
+    accountant = args.accountant if args.accountant in ("ma", "rdp", "pld") else "rdp"
+    return StrategyOneRun(strategy=args.strategy, claimed_epsilon=args.claimed_epsilon, accountant=accountant,
+                          **settings)
+
+
+def config_from_args(args) -> StrategyAudit | ParticipantAudit | StrategyOneRun:
     if check_choice("attacker", getattr(args, "attacker", "game") or "game", ATTACKERS) == "participant":
+        if getattr(args, "one_run", False):
+            raise ConfigError("--one-run and --attacker participant are two different audits; choose one.",
+                              "attacker")
         return participant_config(args)
+    if getattr(args, "one_run", False):
+        return one_run_config(args)
+    if getattr(args, "canaries", None) is not None:
+        raise ConfigError("--canaries applies to the one-run audit only (--one-run).", "canaries")
     if not args.strategy:
         raise ConfigError(f"Name the strategy with --strategy: one of {', '.join(BUILTINS)} or MODULE:FACTORY.",
                           "strategy")
@@ -59,6 +86,8 @@ def run_flower(args) -> dict:
     config = config_from_args(args)
     if isinstance(config, ParticipantAudit):
         return run_participant(config)
+    if isinstance(config, StrategyOneRun):
+        return run_one_run(config)
     workers = check_int("workers", getattr(args, "workers", 1), 1, MAX_WORKERS, name="number of worker processes")
     try:
         factory = load_factory(config.strategy)      # refuses module paths when hosted, before any work
@@ -82,3 +111,17 @@ def run_participant(config: ParticipantAudit) -> dict:
     if result["regenerated"]:
         print(f"warning: {result['verdict']}", file=sys.stderr)
     return result
+
+
+def run_one_run(config: StrategyOneRun) -> dict:
+    try:
+        from engine.flower.one_run import strategy_one_run     # needs Flower
+
+        factory = load_factory(config.strategy)      # refuses module paths when hosted, before any work
+        result = strategy_one_run(config, factory)
+    except ImportError as err:
+        raise ConfigError(f"Auditing a Flower strategy needs Flower (pip install -r requirements-dev.txt): {err}.",
+                          "strategy") from err
+    if result.violation:
+        print(f"warning: {result.verdict}", file=sys.stderr)
+    return result.to_json()

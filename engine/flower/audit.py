@@ -18,9 +18,8 @@ The statistic
     uses a reply (q under Poisson subsampling inside ``aggregate_train``, 1
     otherwise) the score is the log-likelihood ratio of the Gaussian mixture,
     sum_t log(1 - p + p exp(m_t u_t - m_t^2 / 2)). Any fixed statistic gives a
-    valid lower bound (:func:`engine.audit.stats.epsilon_lower_bound` chooses
-    the threshold on one half and evaluates it on the other); the pilot only
-    makes it powerful.
+    valid lower bound (:mod:`engine.audit.bands`: every threshold of a grid at
+    once); the pilot only makes it powerful, and its scores place the grid.
 """
 
 from __future__ import annotations
@@ -37,7 +36,8 @@ import numpy as np
 
 from engine.audit.game import WORLDS, play_on
 from engine.audit.result import AuditResult
-from engine.audit.stats import CONFIDENCE, epsilon_lower_bound, gdp_lower_bound, roc_curve
+from engine.audit.run import audit_result
+from engine.audit.stats import CONFIDENCE
 from engine.executor import Executor
 from engine.flower.audit_config import BUILTINS, AuditTarget, StrategyAudit
 from engine.hosting import is_hosted
@@ -107,6 +107,9 @@ class StrategyGame:
         self.replies = {world: self._build_replies(world) for world in WORLDS}
         self.rebuilt = 0          # times a strategy changed a reply's arrays in place (each costs a rebuild)
         self.mean_out = self.spread = self.shift = None
+        self.statistics, self.descriptions = ("llr",), {"llr": STATISTIC}
+        self.statistic, self.neighbours = STATISTIC, NEIGHBOURS
+        self.pilot_scores = None
         if pilot is None:
             self._pilot()
         else:
@@ -161,16 +164,19 @@ class StrategyGame:
         self.mean_out = w_out.mean(axis=0)
         self.spread = np.maximum(w_out.std(axis=0, ddof=1), 1e-12)
         self.shift = np.maximum((w_in.mean(axis=0) - self.mean_out) / self.target.used, 0.0)
+        self.pilot_scores = ({"llr": np.concatenate([self._score(w_in), self._score(w_out)])}, size)
 
     @property
     def pilot(self) -> tuple[list, list, list]:
         return self.mean_out.tolist(), self.spread.tolist(), self.shift.tolist()
 
-    def scores(self, world: str, size: int, rng: np.random.Generator) -> np.ndarray:
-        w = self.projections(world, size, rng)
+    def _score(self, w: np.ndarray) -> np.ndarray:
         u = (w - self.mean_out) / self.spread
         m = self.shift / self.spread
         return sum(_log_mixture(u[:, t], float(m[t]), self.target.used) for t in range(self.config.steps))
+
+    def scores(self, world: str, size: int, rng: np.random.Generator) -> dict:
+        return {"llr": self._score(self.projections(world, size, rng))}
 
 
 @contextlib.contextmanager
@@ -214,27 +220,19 @@ def audit_strategy(config: StrategyAudit, factory: Callable | None = None, confi
     ``workers`` > 1 plays the chunks in that many processes, ``executor`` on its workers (same scores as one);
     ``progress(done, total)`` and ``cancel()`` as in :func:`engine.audit.game.play`.
     """
-    start = time.perf_counter()
+    started = (time.perf_counter(), time.process_time())
     target = _target(config, factory)
     per_world = config.trials // 2
     with quiet_flower():
         game = StrategyGame(config, target)
         chosen = executor or Executor("joblib", workers)
         build = functools.partial(_worker_game, config, factory, game.pilot)
-        scores_in, scores_out = play_on(chosen, game, build, per_world, config.seed, progress, cancel)
-    bound = epsilon_lower_bound(scores_in, scores_out, config.delta, confidence)
-    gdp = gdp_lower_bound(scores_in, scores_out, config.delta, confidence)
-    roc_fpr, roc_tpr = roc_curve(scores_in, scores_out)
+        tally, prefixes = play_on(chosen, game, build, per_world, config.seed, progress, cancel)
     claimed = float(config.claimed_epsilon if config.claimed_epsilon is not None else target.claim())
-    return AuditResult(
-        mechanism="flower", config=config, accountant=target.accountant or config.accountant, delta=config.delta,
-        confidence=confidence, epsilon_claimed=claimed, epsilon_canary=claimed,
-        epsilon_lower=bound.epsilon_lower, epsilon_point=bound.epsilon_point, threshold=bound.threshold,
-        tpr=bound.tpr, fpr=bound.fpr, tpr_lower=bound.tpr_lower, fpr_upper=bound.fpr_upper, trials=2 * per_world,
-        evaluation_trials=bound.n_in, scores_in=scores_in, scores_out=scores_out, roc_fpr=roc_fpr, roc_tpr=roc_tpr,
-        mu_lower=gdp.mu_lower, mu_point=gdp.mu_point, epsilon_gdp=gdp.epsilon,
-        mu_claimed=(math.sqrt(config.steps) / config.z if target.used >= 1 else None),
-        noise_scale=1.0, statistic=STATISTIC, neighbours=NEIGHBOURS, wall_seconds=time.perf_counter() - start)
+    return audit_result(game, config, tally, prefixes, mechanism="flower", claimed=claimed, canary=claimed,
+                        accountant=target.accountant or config.accountant,
+                        mu_claimed=(math.sqrt(config.steps) / config.z if target.used >= 1 else None),
+                        confidence=confidence, started=started)
 
 
 def summary(result: AuditResult) -> dict:

@@ -10,10 +10,12 @@ from engine.validation import check_choice, check_int, check_probability_open, c
 
 
 # The built-in strategies (engine.flower.audit_targets): the only ones a visitor of a hosted explorer can name.
-BUILTINS = ("flower-dp-fixed", "dp-fts-de", "broken-clip-after-mean")
+BUILTINS = ("flower-dp-fixed", "dp-fts-de", "broken-clip-after-mean", "dp-fts-de-public-seed")
 BUILTIN_LABELS = {"flower-dp-fixed": "Flower's DP wrapper (server-side fixed clipping) around FedAvg",
                   "dp-fts-de": "the product's DP-FTS-DE strategy",
-                  "broken-clip-after-mean": "a broken strategy (clips the average, not each reply)"}
+                  "broken-clip-after-mean": "a broken strategy (clips the average, not each reply)",
+                  "dp-fts-de-public-seed": "broken: the DP-FTS-DE strategy as exported before (noise from the "
+                                           "public seed)"}
 
 
 def flower_installed() -> bool:

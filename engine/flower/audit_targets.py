@@ -1,4 +1,4 @@
-"""The audit's three built-in Flower strategies (needs Flower).
+"""The audit's four built-in Flower strategies (needs Flower).
 
 ``flower-dp-fixed``
     Flower's ``DifferentialPrivacyServerSideFixedClipping`` around ``FedAvg``:
@@ -16,6 +16,12 @@
     FedAvg's average, then clipped to S, then the same noise as Flower's
     wrapper, with the same claim: one large reply moves the average by up to
     S instead of S / m, which the audit must catch.
+``dp-fts-de-public-seed``
+    The product's strategy as it was exported before
+    (:class:`engine.flower.public_seed.PublicSeedStrategy`): every run starts its
+    generator from the run config's public seed, so every run of the same
+    config draws the same subsample and noise. The one-run audit's shadow
+    statistic must catch it (:mod:`engine.flower.one_run`).
 """
 
 from __future__ import annotations
@@ -35,6 +41,7 @@ from flwr.supercore.task_identity import TaskIdentity
 from engine.fbo.config import FboConfig
 from engine.flower.audit_config import AuditTarget, StrategyAudit
 from engine.flower.fbo_strategy import DpFtsDeStrategy
+from engine.flower.public_seed import PublicSeedStrategy
 
 
 def offline_identity() -> None:
@@ -124,11 +131,12 @@ def broken_clip_after_mean(config: StrategyAudit) -> AuditTarget:
                        notes={"sampled_clients": m, "claim": "as Flower's wrapper (it claims the same)"})
 
 
-def dp_fts_de(config: StrategyAudit) -> AuditTarget:
+def dp_fts_de(config: StrategyAudit, server=DpFtsDeStrategy) -> AuditTarget:
     fbo = FboConfig(algorithm="dp-fts-de", agents=config.agents, iterations=config.steps, features=config.features,
                     q=config.q, z=config.z, S=config.S, P=1, accountant=config.accountant, delta=config.delta,
-                    runs=1, domain="continuous")
-    strategy = DpFtsDeStrategy(fbo)
+                    runs=1, domain="continuous", seed=config.seed)
+    strategy = server(fbo)
+    public = server is PublicSeedStrategy
 
     def reply(index, vector):
         content = RecordDict({"omega": ArrayRecord({"omega": Array(np.asarray(vector, dtype=float))}),
@@ -136,12 +144,18 @@ def dp_fts_de(config: StrategyAudit) -> AuditTarget:
         return offline_message(content, index + 1)
 
     def reset(rng):
-        strategy.rng, strategy.released, strategy.history = rng, 0, []
+        # A fresh run as deployed: the server's private randomness from rng, or (the broken copy) the public seed.
+        strategy.rng = np.random.default_rng(fbo.seed) if public else rng
+        strategy.released, strategy.history, strategy.agent_nodes = 0, [], {}
 
     return AuditTarget(strategy=strategy, reply=reply, release=lambda arrays: arrays["broadcast"].numpy().ravel(),
                        reset=reset, claim=lambda: float(strategy.epsilon_for(config.steps)), used=config.q,
                        clip=config.S, notes={"claim": f"the run plan's {config.accountant} accountant"})
 
 
+def dp_fts_de_public_seed(config: StrategyAudit) -> AuditTarget:
+    return dp_fts_de(config, PublicSeedStrategy)
+
+
 BUILTIN_FACTORIES = {"flower-dp-fixed": flower_dp_fixed, "dp-fts-de": dp_fts_de,
-                     "broken-clip-after-mean": broken_clip_after_mean}
+                     "broken-clip-after-mean": broken_clip_after_mean, "dp-fts-de-public-seed": dp_fts_de_public_seed}

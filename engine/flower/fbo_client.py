@@ -10,6 +10,13 @@ task and its observation noise); the agent's own draws come from its own
 entropy. The agent's index is the node's ``partition-id`` (``--node-config
 "partition-id=0"`` when the SuperNode starts); its observations live in the
 node's ``Context.state`` between rounds.
+
+Canary nodes (a one-run privacy audit of a federation, :mod:`engine.flower.canary`):
+a SuperNode whose node config says ``canary="in"`` replies, every round, the vector
+along its own axis (the ``partition-id``-th feature) at the clip bound S / sqrt(P)
+(times ``canary-norm``, default 1), and ``canary="out"`` replies the zero vector
+(the output law of an absent agent). The audit's operator sets it when starting
+the canary SuperNodes; the app is the same.
 """
 
 from __future__ import annotations
@@ -54,6 +61,29 @@ def default_evaluate(index: int, settings: dict, t: int = 0, objective=None) -> 
     return evaluate
 
 
+CANARY_KEY = "canary"
+CANARY_STATES = ("in", "out")
+
+
+def canary_vector(index: int, settings: dict, state: str, norm: float = 1.0) -> np.ndarray:
+    """A canary node's reply: along axis ``index`` at ``norm`` clip bounds when it is in, zero when it is out."""
+    vector = np.zeros(int(settings["features"]))
+    if state == "in":
+        vector[int(index) % vector.size] = float(norm) * float(settings["S"]) / np.sqrt(int(settings.get("P", 1)))
+    return vector
+
+
+def canary_round(msg: Message, context: Context, settings: dict, index: int) -> Message:
+    """One round of a canary node: its canary vector, no optimisation (see the module docstring)."""
+    state = str(context.node_config[CANARY_KEY])
+    if state not in CANARY_STATES:
+        raise ValueError(f"canary must be one of {', '.join(CANARY_STATES)}, got {state!r}.")
+    vector = canary_vector(index, settings, state, float(context.node_config.get("canary-norm", 1.0)))
+    content = RecordDict({"omega": ArrayRecord({"omega": Array(vector)}),
+                          "metrics": MetricRecord({"agent": index, "best": 0.0, "queries": 0, "used_broadcast": 0})})
+    return Message(content=content, reply_to=msg)
+
+
 def agent_round(msg: Message, context: Context, evaluate=None, rng: np.random.Generator | None = None,
                 secret: str | int | None = None) -> Message:
     """One round of agent ``partition-id``: query a point, reply with omega and what it has seen.
@@ -64,6 +94,8 @@ def agent_round(msg: Message, context: Context, evaluate=None, rng: np.random.Ge
     """
     settings = run_settings(context.run_config, "fbo")
     index = int(context.node_config.get("partition-id", 0))
+    if CANARY_KEY in context.node_config:
+        return canary_round(msg, context, settings, index)
     config = msg.content["config"]
     t = int(config["iteration"])
     broadcast = msg.content["broadcast"]["broadcast"].numpy() if bool(config["has_broadcast"]) else None

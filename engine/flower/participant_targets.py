@@ -37,19 +37,12 @@ from engine.flower.fbo_strategy import DpFtsDeStrategy
 from engine.flower.hype_client import VoteClient
 from engine.flower.offline import run_offline
 from engine.flower.participant import ParticipantAttack, attack_fbo, attack_hype
+from engine.flower.public_seed import PublicSeedStrategy
 from engine.flower.run_config import run_settings
 from engine.flower.settings import fbo_run_config, hype_config, hype_run_config
 from engine.flower.voter import simulated_losses
 from engine.hype.config import HypeConfig
 from engine.hype.voting import SecureSum, per_client_std, top_k_mask
-
-
-class PublicSeedStrategy(DpFtsDeStrategy):
-    """Known broken (the server as exported before): its subsample and noise from the run config's seed."""
-
-    def __init__(self, config: FboConfig, rng=None, secret=None):
-        super().__init__(config, rng=np.random.default_rng(config.seed))
-        self.randomness = "public-seed"
 
 
 def public_seed_agent(message: Message, context: Context, evaluate=None, secret=None) -> Message:

@@ -18,7 +18,8 @@ CLI call :func:`check` before starting it. The limits and the check live in
 - :mod:`engine.limits.pogpucb`: ``pogpucb_cost``;
 - :mod:`engine.limits.sweep`: ``sweep_cost`` (cells, workers, shared table builds);
 - :mod:`engine.limits.upload`: ``upload_cost`` (reading a table a visitor uploads);
-- :mod:`engine.limits.audit`: ``audit_cost``, the privacy audit's;
+- :mod:`engine.limits.audit`: ``audit_cost``, the privacy audit's (and the one-run audits' ``one_run_cost``,
+  ``flower_one_run_cost``);
 - :mod:`engine.limits.machine`: a call from Python (``dpbo``) checks the same prices against
   :class:`Limits` (this machine's free memory, a time the caller may set) with ``refuse_above``.
 
@@ -56,7 +57,14 @@ configurations to that; ``python -m benchmarks.bench_limits`` sweeps wider).
 They decide refusals, not progress bars.
 """
 
-from engine.limits.audit import AuditCost, audit_cost, participant_audit_cost, strategy_audit_cost
+from engine.limits.audit import (
+    AuditCost,
+    audit_cost,
+    flower_one_run_cost,
+    one_run_cost,
+    participant_audit_cost,
+    strategy_audit_cost,
+)
 from engine.limits.core import (
     DEFAULT_MAX_MEMORY_MB,
     DEFAULT_MAX_SECONDS,
@@ -93,7 +101,7 @@ from engine.limits.upload import upload_cost
 __all__ = ["AuditCost", "Cost", "DEFAULT_MAX_MEMORY_MB", "DEFAULT_MAX_SECONDS", "DEFAULT_MAX_UPLOAD_ROWS",
            "HostLimits", "KNOB_NAMES", "LIGHT_SECONDS", "MEMORY_ENV", "NO_LIMIT", "RUNS_ENV", "RUN_TIME_FACTOR",
            "SECONDS_ENV", "UPLOAD_ROWS_ENV", "WORKERS_ENV", "accountant_cost", "audit_cost", "check", "check_rows",
-           "participant_audit_cost", "strategy_audit_cost",
+           "flower_one_run_cost", "one_run_cost", "participant_audit_cost", "strategy_audit_cost",
            "check_workers", "cores", "fbo_cost", "format_memory", "format_seconds", "hype_cost", "hype_grid_cost",
            "knob_ranking", "knob_words", "Limits", "free_memory_mb", "refuse_above", "objective_cost", "own_gp_cost",
            "pld_noise_factor", "pogpucb_cost", "priced",

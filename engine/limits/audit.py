@@ -20,12 +20,16 @@ CHUNK_WORK = 1 << 23       # elements touched per chunk over all releases: progr
 # Measured on the 2-core development machine (benchmarks/bench_audit.py and the
 # README's audit section), rounded up: seconds per trial and release are
 # OVERHEAD + PER_ELEMENT x (elements the mechanism touches per trial and release);
-# a chunk needs a few arrays of its largest size (the mechanism's temporaries),
-# and every trial keeps 3 float64 (its score, the sorted halves).
+# a chunk needs a few arrays of its largest size (the mechanism's temporaries).
+# Trials are counted on grids as they are played (engine.audit.bands), so no
+# memory grows with them: the pilot that places the grids keeps its scores
+# (PILOT_TRIALS per world, a float64 per statistic), the counts are a few kB.
 OVERHEAD_SECONDS = {"fbo-server": 1.0e-6, "hype-votes": 0.2e-6}
 PER_ELEMENT_SECONDS = {"fbo-server": 2.0e-8, "hype-votes": 1.8e-8}
 CHUNK_ARRAYS = 6
-BYTES_PER_TRIAL = 3 * 8
+BYTES_PER_TRIAL = 3 * 8      # a Flower strategy's game: its pilot and counts, priced per trial as before
+PILOT_PER_WORLD, PILOT_LEAST = 20_000, 200    # engine.audit.bands.PILOT_TRIALS, engine.audit.game.grids_of's least
+PILOT_BYTES = 2 * PILOT_PER_WORLD * 2 * 8     # the pilot's scores: two worlds, two statistics
 AUDIT_BASE_MB = 10.0         # the game's setup (vectors, weights) and the bound's arrays
 AUDIT_SETUP_SECONDS = 0.2    # the game's setup and the bound's statistics
 AUDIT_USUAL = dict(P=1, trials=200_000, steps=1, agents=10, features=4, candidates=100, clients=250)
@@ -75,11 +79,12 @@ def estimate(config) -> AuditCost:
     # the server's sub-regions: each trial's (P, M) sums, noise and broadcast (engine.fbo.weights.RegionWeights)
     regions = getattr(config, "P", 1) * config.features if mechanism == "fbo-server" else 0
     chunk = chunk_trials(largest + regions, repeats)
-    work = int(config.trials) * largest * repeats
-    peak = CHUNK_ARRAYS * min(chunk, config.trials) * (largest + regions) * 8 + BYTES_PER_TRIAL * int(config.trials)
+    # The pilot that places the grids plays max(200, min(20,000, trials per world)) more trials in each world.
+    played = int(config.trials) + 2 * max(PILOT_LEAST, min(PILOT_PER_WORLD, int(config.trials) // 2))
+    work = played * largest * repeats
+    peak = CHUNK_ARRAYS * min(chunk, played) * (largest + regions) * 8 + PILOT_BYTES
     per_release = OVERHEAD_SECONDS[mechanism] + PER_ELEMENT_SECONDS[mechanism] * (largest + regions)
-    return AuditCost(work=work, chunk_trials=chunk, peak_bytes=int(peak),
-                     seconds=int(config.trials) * repeats * per_release)
+    return AuditCost(work=work, chunk_trials=chunk, peak_bytes=int(peak), seconds=played * repeats * per_release)
 
 
 def audit_cost(config) -> Cost:
@@ -135,3 +140,42 @@ def participant_audit_cost(app: str, agents: int, steps: int = 1) -> Cost:
     ranked = knob_ranking(knobs)
     return Cost(seconds=with_margin("audit", STRATEGY_BASE_SECONDS + rounds * per), memory_mb=STRATEGY_BASE_MB,
                 field=ranked[0], knobs=ranked)
+
+
+# The one-run audit of the fbo-server (engine.audit.one_run_server): T releases of m canary rows of the server's own
+# round, then the bound (the one-run statistics over 54 candidate guess sets, the f-DP bound on six of them, the
+# nested bounds). Measured on the 2-core machine at load ~10 (CPU seconds): 10^3 canaries x 40 releases 0.40 s,
+# 10^4 x 40 0.87 s, 10^5 x 40 1.9 s, 10^4 x 1000 2.5 s; priced at 2 s + 1 us per canary-release + 20 us per canary.
+ONE_RUN_BASE_SECONDS = 2.0
+ONE_RUN_ROW_SECONDS = 1e-6
+ONE_RUN_CANARY_SECONDS = 2e-5
+ONE_RUN_BYTES_PER_CANARY = 400          # the scores, the rows of one release and the sorted orders
+
+
+def one_run_cost(config) -> Cost:
+    """The price of ``run_one_run(config)`` (an :class:`engine.audit.OneRunAudit`)."""
+    rows = int(config.canaries) * int(config.steps)
+    seconds = (ONE_RUN_BASE_SECONDS + ONE_RUN_ROW_SECONDS * rows + ONE_RUN_CANARY_SECONDS * int(config.canaries)
+               + accountant_cost(config.steps, (config.accountant,), curve=False, points=2, z=config.z).seconds)
+    memory = AUDIT_BASE_MB + ONE_RUN_BYTES_PER_CANARY * int(config.canaries) / 1e6
+    ranked = knob_ranking([("canaries", config.canaries, 1_000, 1), ("steps", config.steps, 40, 1)])
+    return Cost(seconds=with_margin("audit", seconds), memory_mb=memory, field=ranked[0], knobs=ranked)
+
+
+# The one-run audit of a Flower strategy (engine.flower.one_run): T rounds of its aggregate_train on about m / 2
+# replies of m numbers each (m canaries), rebuilt every round, and a replay on no replies. Measured (CPU seconds,
+# DP-FTS-DE): 200 canaries x 2 rounds 0.36 s, 1000 x 10 1.0 s, 1000 x 40 3.0 s beyond Flower's imports; priced at
+# 0.2 ms per reply and 40 ns per number a round, twice the replay, plus Flower's imports.
+FLOWER_ONE_RUN_REPLY_SECONDS = 2e-4
+FLOWER_ONE_RUN_NUMBER_SECONDS = 4e-8
+FLOWER_ONE_RUN_BYTES_PER_NUMBER = 32    # the canaries' vectors, the strategy's (m, m) matrix and its copies
+
+
+def flower_one_run_cost(canaries: int, steps: int) -> Cost:
+    """The price of a one-run audit of a Flower strategy with ``canaries`` canaries and ``steps`` rounds."""
+    m, rounds = int(canaries), int(steps)
+    seconds = STRATEGY_BASE_SECONDS + 2 * rounds * (m * FLOWER_ONE_RUN_REPLY_SECONDS
+                                                    + m * m * FLOWER_ONE_RUN_NUMBER_SECONDS) + ONE_RUN_BASE_SECONDS
+    memory = STRATEGY_BASE_MB + FLOWER_ONE_RUN_BYTES_PER_NUMBER * m * m / 1e6
+    ranked = knob_ranking([("canaries", m, 500, 1), ("steps", rounds, 10, 1)])
+    return Cost(seconds=with_margin("audit", seconds), memory_mb=memory, field=ranked[0], knobs=ranked)

@@ -1,5 +1,6 @@
-"""The Privacy audit page in Chromium (audit the server, then catch the negative control; audit a built-in
-Flower strategy, then catch the broken one) and the audited-ε panel of the Federated BO page; screenshots of each."""
+"""The Privacy audit page in Chromium (audit the server, then catch a negative control, many trials and one run;
+audit a built-in Flower strategy, then catch the broken one) and the audited-ε panel of the Federated BO page;
+screenshots of each."""
 
 from __future__ import annotations
 
@@ -39,15 +40,24 @@ def test_audit_page_shows_the_attack_and_catches_the_negative_control(page, app_
     assert path.stat().st_size > 50_000
     docs_image(page, AUDIT)
 
-    page.get_by_text("Negative control: the mechanism adds half the noise").click()
-    # The switch's rerun has reached the page's settings once the address says so; a Run clicked before that
-    # rerun ends can be swallowed by it (seen on a busy machine), so wait for it to finish first.
-    page.wait_for_url("**control=true**")
+    page.goto(f"{app_url}/Privacy_audit?trials=100000&control=half-noise")
     wait_for_app(page)
+    control = page.locator("[data-testid='stSelectbox']").filter(has_text="Negative control")
+    assert "half the noise" in control.inner_html()
     page.get_by_role("button", name="Run", exact=True).click()
     page.get_by_text("VIOLATION: audited lower bound").wait_for(timeout=RUN_TIMEOUT_MS)
     wait_for_app(page, RUN_TIMEOUT_MS)
     screenshot(page, "privacy_audit_negative_control")
+
+    # One run of two releases with 1,000 canaries, its noise reused across releases: caught by the one-run audit.
+    page.goto(f"{app_url}/Privacy_audit?mode=one-run&canaries=1000&steps=2&z=2&control=reused-noise")
+    wait_for_app(page)
+    page.get_by_role("button", name="Run", exact=True).click()
+    page.get_by_text("VIOLATION: one-run lower bound").wait_for(timeout=RUN_TIMEOUT_MS)
+    wait_for_app(page, RUN_TIMEOUT_MS)
+    for title in ("The canaries' scores", "The one-run bound against the number of canaries"):
+        assert page.locator("[data-testid='stPlotlyChart']").filter(has_text=title).count() == 1
+    screenshot(page, "privacy_audit_one_run_reused_noise")
 
 
 def test_audit_page_audits_the_built_in_flower_strategies(page, app_url):
@@ -56,7 +66,7 @@ def test_audit_page_audits_the_built_in_flower_strategies(page, app_url):
     page.goto(f"{app_url}/Privacy_audit?mechanism=flower&strategy=flower-dp-fixed&trials=2000&q=0.5")
     wait_for_app(page)
     page.get_by_text("Claim: Flower's own RDP accountant").wait_for()
-    assert page.get_by_text("Negative control: the mechanism adds half the noise").count() == 0
+    assert page.get_by_text("Negative control: break the mechanism").count() == 0
     run_audit(page)
     assert page.locator("[data-testid='stException']").count() == 0
     assert page.get_by_text("Consistent: audited lower bound").count() == 1

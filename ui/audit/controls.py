@@ -14,7 +14,8 @@ import dataclasses
 
 import streamlit as st
 
-from engine.audit import MECHANISM_LABELS, MECHANISMS, ServerAudit, VoteAudit, audit_cost
+from engine.audit import MECHANISM_LABELS, MECHANISMS, OneRunAudit, ServerAudit, VoteAudit, audit_cost
+from engine.audit.controls import CONTROL_LABELS, CONTROLS
 from engine.flower.audit_config import BUILTINS, PARTICIPANT_TARGETS, StrategyAudit
 from engine.fbo.config import WEIGHT_SCHEDULES, WEIGHTS
 from engine.fbo.variants import COMPARISON_DEFAULTS, build_variants
@@ -22,7 +23,7 @@ from engine.hype.config import AGGREGATIONS
 from engine.limits import HostLimits
 from engine.privacy import ACCOUNTANT_LABELS, ACCOUNTANTS, SAMPLING
 from engine.validation import ConfigError
-from ui.audit import flower
+from ui.audit import flower, one_run
 from ui.fbo import controls as fbo_controls
 from ui.hype import controls as hype_controls
 from ui.kit.cached import cached_plan
@@ -33,23 +34,29 @@ from ui.kit.state import Ignored, Param, current_values, init_state, params_of, 
 PREFIX = "audit_"
 RUN_KEY = "audit_run_state"        # the page's LiveRun
 SOURCE_KEY = "audit_source"        # what "Use the ... settings" last did: ("info" | "error", sentence)
-CONTROL_SCALE = 0.5                # the negative control halves the noise actually added
+CONTROL_SCALE = 0.5                # the "half-noise" control halves the noise actually added
+HALF_NOISE = "half-noise"
+PAGE_CONTROLS = ("none", HALF_NOISE) + CONTROLS[1:]
+PAGE_CONTROL_LABELS = {**CONTROL_LABELS, HALF_NOISE: "half the noise"}
+VOTE_CONTROLS = ("none", HALF_NOISE)     # one release, no subsampling: only the noise can be broken
 PAGE_MECHANISMS = MECHANISMS + (flower.MECHANISM,)
 PAGE_LABELS = {**MECHANISM_LABELS, flower.MECHANISM: flower.LABEL}
 
 _S, _V = ServerAudit(), VoteAudit()
 # Every knob of the two games (their defaults are the page's; typed and bounded for the URL by the fields'
 # declarations), plus the page's own: which noise to give and the negative-control switch.
-PARAMS: dict[str, Param] = params_of((ServerAudit, VoteAudit), {
+PARAMS: dict[str, Param] = params_of((ServerAudit, VoteAudit, OneRunAudit), {
     "mechanism": _S.mechanism,
     **{name: getattr(_S, name) for name in ("q", "z", "S", "P", "agents", "features", "steps", "sampling",
                                             "weights", "weight_a", "weight_schedule", "canary_norm")},
     "noise": "epsilon", "epsilon": _V.epsilon, "sigma": 12.8,
     **{name: getattr(_V, name) for name in ("k", "candidates", "clients", "aggregation")},
     **{name: getattr(_S, name) for name in ("accountant", "trials", "delta", "seed")},
-    "control": False, "strategy": flower.DEFAULT_STRATEGY, "participant": flower.DEFAULT_PARTICIPANT,
+    "control": "none", "strategy": flower.DEFAULT_STRATEGY, "participant": flower.DEFAULT_PARTICIPANT,
+    "mode": one_run.MODE, "canaries": OneRunAudit().canaries,
 }, mechanism=Param(_S.mechanism, str, PAGE_MECHANISMS), noise=Param("epsilon", str, ("epsilon", "sigma")),
-    control=Param(False, bool), strategy=Param(flower.DEFAULT_STRATEGY, str, BUILTINS),
+    mode=Param(one_run.MODE, str, one_run.MODES),
+    control=Param("none", str, PAGE_CONTROLS), strategy=Param(flower.DEFAULT_STRATEGY, str, BUILTINS),
     participant=Param(flower.DEFAULT_PARTICIPANT, str, PARTICIPANT_TARGETS))
 SERVER_FIELDS = ("q", "z", "S", "P", "agents", "features", "steps", "sampling", "weights", "weight_a",
                  "weight_schedule", "canary_norm")
@@ -87,12 +94,23 @@ def widget_key(name: str) -> str:
 def init() -> list[Ignored]:
     """Seed the controls from the URL (values outside their limits are ignored); returns ignored parameters.
 
-    Trials the link does not give are the chosen mechanism's default (:func:`default_trials`)."""
+    Trials the link does not give are the chosen mechanism's default (:func:`default_trials`); releases a
+    one-run link does not give are the one-run audit's default (the paper's T = 40)."""
     seeding = _key("trials") not in st.session_state
     ignored = init_state(PARAMS, PREFIX)
     if seeding and "trials" not in st.query_params:
         st.session_state[_key("trials")] = default_trials(st.session_state[_key("mechanism")])
+    if seeding and "steps" not in st.query_params and st.session_state[_key("mode")] == one_run.ONE_RUN:
+        st.session_state[_key("steps")] = OneRunAudit().steps
     return ignored
+
+
+def _mode_changed() -> None:
+    """Many trials <-> one run: releases left at one audit's default become the other's."""
+    steps = st.session_state.get(_key("steps"))
+    defaults = {one_run.MODE: PARAMS["steps"].default, one_run.ONE_RUN: OneRunAudit().steps}
+    if steps in defaults.values():
+        st.session_state[_key("steps")] = defaults[st.session_state[_key("mode")]]
 
 
 def _mechanism_changed() -> None:
@@ -110,13 +128,19 @@ def current() -> dict:
 
 def config_of(values: dict) -> tuple[ServerAudit | VoteAudit | StrategyAudit, Priced]:
     """The audit the controls describe and its price; raises ConfigError naming the field (the knob to lower)."""
+    if values["mode"] == one_run.ONE_RUN:
+        return one_run.config_of(values, (CONTROLS, HALF_NOISE, CONTROL_SCALE))
     if values["mechanism"] == flower.MECHANISM:
         return flower.config_of(values, _key)
     common = {name: values[name] for name in COMMON_FIELDS}
-    common["noise_scale"] = CONTROL_SCALE if values["control"] else 1.0
+    common["noise_scale"] = CONTROL_SCALE if values["control"] == HALF_NOISE else 1.0
     if values["mechanism"] == "fbo-server":
-        config = ServerAudit(**{name: values[name] for name in SERVER_FIELDS}, **common)
+        control = values["control"] if values["control"] in CONTROLS else "none"
+        config = ServerAudit(**{name: values[name] for name in SERVER_FIELDS}, **common, control=control)
     else:
+        if values["control"] not in VOTE_CONTROLS:
+            raise ConfigError("A DP-HYPE vote is one release without subsampling: its negative control is half the "
+                              "noise.", "control")
         noise_eps = values["noise"] == "epsilon"
         config = VoteAudit(**{name: values[name] for name in VOTE_FIELDS}, **common,
                            epsilon=values["epsilon"] if noise_eps else None,
@@ -126,6 +150,8 @@ def config_of(values: dict) -> tuple[ServerAudit | VoteAudit | StrategyAudit, Pr
 
 def describe(config: ServerAudit | VoteAudit | StrategyAudit) -> str:
     """One line: what the audit attacks."""
+    if not isinstance(config, (StrategyAudit, ServerAudit, VoteAudit)):
+        return one_run.describe(config)
     if isinstance(config, StrategyAudit):
         return flower.describe(config)
     if isinstance(config, ServerAudit):
@@ -145,7 +171,8 @@ def values_of(config: ServerAudit | VoteAudit) -> dict:
               if name in PARAMS and value is not None}
     if isinstance(config, VoteAudit):
         values["noise"] = "epsilon" if config.epsilon is not None else "sigma"
-    return dict(values, mechanism=config.mechanism, control=config.noise_scale != 1)
+    control = HALF_NOISE if config.noise_scale != 1 else getattr(config, "control", "none")
+    return dict(values, mechanism=config.mechanism, control=control)
 
 
 def link_params(config: ServerAudit | VoteAudit) -> dict[str, str]:
@@ -200,6 +227,13 @@ def sidebar(slots: ErrorSlots) -> None:
                   "strategy. The audit runs that code itself, as the simulations (or Flower) call it.")
     mechanism = st.session_state[_key("mechanism")]
     server = mechanism == "fbo-server"
+    st.radio("audit", one_run.MODES, key=_key("mode"), format_func=one_run.MODE_LABELS.get, horizontal=True,
+             on_change=_mode_changed,
+             help="Many trials: the game played again and again, one release or T, and the bound from its error "
+                  "rates. One run: the whole T-release run once with m canaries, each in with probability 1/2, "
+                  "and the bound from the auditor's guesses (Steinke, Nasr and Jagielski 2023).")
+    slots.under("mode")
+    one_run_mode = st.session_state[_key("mode")] == one_run.ONE_RUN
     if mechanism == flower.MECHANISM:
         flower.knobs(slots, _key)
     elif server:
@@ -224,11 +258,15 @@ def sidebar(slots: ErrorSlots) -> None:
                       "hardest test; the Federated BO paper used the moments accountant.")
     slots.under("accountant")
     c1, c2 = st.columns(2)
-    c1.number_input("trials", key=_key("trials"), step=100_000, format="%d",
-                    help="Games played, half with the canary in and half without. More trials: a tighter lower "
-                         "bound and a longer audit.")
+    with c1:
+        if one_run_mode:
+            one_run.knobs(_key)
+        else:
+            st.number_input("trials", key=_key("trials"), step=100_000, format="%d",
+                            help="Games played, half with the canary in and half without. More trials: a tighter "
+                                 "lower bound and a longer audit.")
     c2.number_input("δ", key=_key("delta"), format="%.1e", step=1e-6, help="The δ of the claimed (ε, δ).")
-    slots.under("trials", "delta")
+    slots.under("canaries" if one_run_mode else "trials", "delta")
     st.number_input("seed", key=_key("seed"), step=1, help="Same seed, same trials, same bound.")
     slots.under("seed")
     limit = HostLimits.from_env().max_seconds

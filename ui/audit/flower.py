@@ -1,6 +1,6 @@
 """The Privacy audit page's third target: a built-in Flower strategy's own ``aggregate_train``.
 
-A visitor chooses one of the engine's three built-in strategies by name
+A visitor chooses one of the engine's four built-in strategies by name
 (:data:`engine.flower.audit_config.BUILTINS`; never a module path) and sets
 q, z, the releases and the game's shared knobs. The audit is priced by
 :func:`engine.limits.strategy_audit_cost` and runs as the other audits do.
@@ -31,7 +31,7 @@ from ui.kit.errors import ErrorSlots
 from ui.kit.run_loop import Priced, checked
 
 MECHANISM = "flower"
-LABEL = "A Flower strategy's aggregate_train (three built-ins)"
+LABEL = "A Flower strategy's aggregate_train (four built-ins)"
 DEFAULT_STRATEGY = "dp-fts-de"
 DEFAULT_PARTICIPANT = "dp-fts-de-public-seed"
 PARTICIPANT_RESULT = "audit_participant_result"     # (config, record) of the last attack
@@ -40,7 +40,8 @@ NOT_INSTALLED = ("Flower is not installed on this server (pip install -r require
                  "cannot be audited here; the other two mechanisms work without it.")
 CLAIMS = {"flower-dp-fixed": "Flower's own RDP accountant (no amplification)",
           "dp-fts-de": "the run plan's accountant (below)",
-          "broken-clip-after-mean": "the same claim as Flower's wrapper"}
+          "broken-clip-after-mean": "the same claim as Flower's wrapper",
+          "dp-fts-de-public-seed": "the run plan's accountant (its one-run audit's shadow replay catches it)"}
 
 
 def config_of(values: dict, key) -> tuple[StrategyAudit, Priced]:
@@ -68,9 +69,8 @@ def knobs(slots: ErrorSlots, key) -> None:
     """The strategy and its knobs (call inside ``st.sidebar``)."""
     st.subheader("Flower strategy")
     st.selectbox("strategy", BUILTINS, key=key("strategy"), format_func=BUILTIN_LABELS.get,
-                 help="One of the engine's three built-in Flower strategies; the audit calls its own "
-                      "aggregate_train with Flower Messages. The broken one is the negative control: it must be "
-                      "caught.")
+                 help="One of the engine's built-in Flower strategies; the audit calls its own aggregate_train "
+                      "with Flower Messages. The broken ones are the negative controls: they must be caught.")
     if flower_installed():    # otherwise the error slot below says so (config_of raises NOT_INSTALLED)
         st.caption(f"Claim: {CLAIMS[st.session_state[key('strategy')]]}.")
     slots.under("strategy")

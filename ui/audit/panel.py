@@ -15,8 +15,9 @@ from __future__ import annotations
 
 import streamlit as st
 
-from engine.audit import AuditResult, ServerAudit, VoteAudit, audit_cost, run_audit
+from engine.audit import AuditResult, OneRunAudit, ServerAudit, VoteAudit, audit_cost, run_audit, run_one_run
 from engine.flower.audit_config import StrategyAudit
+from engine.flower.one_run import StrategyOneRun
 from engine.limits import format_seconds
 from engine.validation import ConfigError
 from ui.audit.controls import describe, link_params
@@ -68,16 +69,22 @@ def audit_line(config) -> LiveLine:
     """The one line of an audit for :func:`ui.kit.run_loop.run_live`: the engine's audit in the background,
     stoppable between chunks of trials, cached per configuration up to :data:`EMBEDDED_TRIALS` trials."""
     def work(progress, cancel):
+        if isinstance(config, OneRunAudit):        # one run with canaries: no trials to count
+            return run_one_run(config, cancel=cancel)
+        if isinstance(config, StrategyOneRun):     # one run of a built-in Flower strategy (imports Flower on use)
+            from engine.flower.one_run import strategy_one_run
+
+            return strategy_one_run(config)
         if isinstance(config, StrategyAudit):    # a built-in Flower strategy (imports Flower on use)
             from engine.flower.audit import audit_strategy
 
             return audit_strategy(config, progress=progress, cancel=cancel)
-        # A cached audit keeps its scores (16 bytes a trial) for every session: only small ones are worth it.
+        # A cached audit is kept for every session: only the small, often repeated ones are worth it.
         if config.trials <= EMBEDDED_TRIALS:
             return cached_audit(config, progress, cancel)
         return run_audit(config, progress=progress, cancel=cancel)
 
-    return LiveLine("audit", lambda: in_background(work), steps=int(config.trials))
+    return LiveLine("audit", lambda: in_background(work), steps=int(getattr(config, "trials", 1)))
 
 
 def progress_of(latest, counts) -> tuple[float, str]:

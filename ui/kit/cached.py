@@ -65,7 +65,7 @@ def cached_audit(config, _progress=None, _cancel=None) -> AuditResult:
     """An audit per configuration (ServerAudit or VoteAudit): computed once, then shared.
 
     Only small audits come here (:func:`ui.audit.panel.audit_line`: at most
-    200,000 trials, about 3 MB of scores each). ``_progress`` and ``_cancel``
+    200,000 trials; a result keeps counts on its grids, a few kB). ``_progress`` and ``_cancel``
     are passed to :func:`engine.audit.run_audit` and are not part of the key;
     a cancelled audit raises and is not kept.
     """
