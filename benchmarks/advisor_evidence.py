@@ -1,0 +1,100 @@
+"""The settings advisor's evidence: its pick against the papers' own setting on fresh seeds, every case stored as
+it finishes in ``data/advise/evidence.json`` (engine/advise/evidence.py says what is fixed and how it is judged).
+
+    nice -n 10 python -m benchmarks.advisor_evidence            # every case not stored yet, then the verdicts
+    python -m benchmarks.advisor_evidence --decide-only         # the verdicts of the stored cases again
+
+Needs the landmine data (``DPBO_DATA_DIR``). Each case: the default search (what ``dpbo advise`` does) on two local
+worker processes, then 2 x 40 paired runs of the pick and of the paper's setting.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import platform
+import resource
+import subprocess
+import time
+from pathlib import Path
+
+import numpy as np
+
+from engine.advise import advice_of_search, iter_search
+from engine.advise.evidence import RUNS, case_id, case_requests, decide_cases, judge, table_rows
+from engine.executor import Executor, use
+
+ROOT = Path(__file__).resolve().parents[1]
+OUT = ROOT / "data" / "advise" / "evidence.json"
+
+
+def cpu() -> float:
+    own, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
+
+
+def commit() -> str:
+    return subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True,
+                          text=True).stdout.strip()
+
+
+def load() -> dict:
+    if OUT.is_file():
+        return json.loads(OUT.read_text())
+    return {"provenance": {"what": "the settings advisor's pick against the papers' settings, on fresh seeds",
+                           "command": "nice -n 10 python -m benchmarks.advisor_evidence",
+                           "runs_per_stream": RUNS, "machine": f"{platform.machine()}, {os.cpu_count()} cores, "
+                           "shared by up to five engineers", "python": platform.python_version(),
+                           "numpy": np.__version__}, "cases": []}
+
+
+def save(payload: dict) -> None:
+    OUT.parent.mkdir(parents=True, exist_ok=True)
+    OUT.write_text(json.dumps(payload, indent=1, allow_nan=False) + "\n")
+
+
+def run_case(request, workers: int) -> dict:
+    start_cpu, start = cpu(), time.perf_counter()
+    load_before = os.getloadavg()[0]
+    with use(Executor("joblib", workers=workers)):
+        search = None
+        for search in iter_search(request):
+            pass
+        advice = advice_of_search(search).to_json()
+        search_cpu, search_wall = cpu() - start_cpu, time.perf_counter() - start
+        case = judge(request, advice)
+    case["advice"] = {k: advice[k] for k in ("recommended", "tied", "references", "search", "metric", "delta")}
+    case["made"] = {"date": datetime.date.today().isoformat(), "engine_commit": commit(),
+                    "search_cpu_seconds": round(search_cpu, 1), "search_wall_seconds": round(search_wall, 1),
+                    "cpu_seconds": round(cpu() - start_cpu, 1), "wall_seconds": round(time.perf_counter() - start, 1),
+                    "load_average": [round(load_before, 1), round(os.getloadavg()[0], 1)]}
+    return case
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--decide-only", action="store_true")
+    args = parser.parse_args()
+    payload = load()
+    done = {case["case"] for case in payload["cases"]}
+    if not args.decide_only:
+        for request in case_requests():
+            if case_id(request) in done:
+                continue
+            print(f"{case_id(request)} ...", flush=True)
+            case = run_case(request, args.workers)
+            payload["cases"].append(case)
+            save(payload)
+            print(f"  pick {case['pick']} | {case['made']}", flush=True)
+    decide_cases(payload["cases"])
+    payload["provenance"]["decided"] = datetime.date.today().isoformat()
+    save(payload)
+    for row in table_rows(payload["cases"]):
+        print(json.dumps(row))
+
+
+if __name__ == "__main__":
+    main()
