@@ -35,9 +35,13 @@ def cpu() -> float:
     return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
 
 
-def commit() -> str:
-    return subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True,
-                          text=True).stdout.strip()
+def git(*args: str) -> str:
+    return subprocess.run(["git", "-C", str(ROOT), *args], capture_output=True, text=True).stdout.strip()
+
+
+# The code this process runs: the commit when it started, and whether the engine differed from it then.
+COMMIT = git("rev-parse", "--short", "HEAD")
+ENGINE_CHANGED = bool(git("status", "--porcelain", "--", "engine"))
 
 
 def load() -> dict:
@@ -66,7 +70,8 @@ def run_case(request, workers: int) -> dict:
         search_cpu, search_wall = cpu() - start_cpu, time.perf_counter() - start
         case = judge(request, advice)
     case["advice"] = {k: advice[k] for k in ("recommended", "tied", "references", "search", "metric", "delta")}
-    case["made"] = {"date": datetime.date.today().isoformat(), "engine_commit": commit(),
+    case["made"] = {"date": datetime.date.today().isoformat(), "engine_commit": COMMIT,
+                    "engine_uncommitted_changes": ENGINE_CHANGED,
                     "search_cpu_seconds": round(search_cpu, 1), "search_wall_seconds": round(search_wall, 1),
                     "cpu_seconds": round(cpu() - start_cpu, 1), "wall_seconds": round(time.perf_counter() - start, 1),
                     "load_average": [round(load_before, 1), round(os.getloadavg()[0], 1)]}

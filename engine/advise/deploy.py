@@ -15,6 +15,8 @@ from pathlib import Path
 from engine.fbo.config import FboConfig
 from engine.flower.export import app_zip, export_app
 
+__all__ = ["app_zip", "config_text", "export_app", "flower_config", "write_config"]
+
 
 def config_text(config: FboConfig) -> str:
     """The configuration file of a deployment (JSON of every FboConfig field; ``fbo --config FILE`` runs it)."""
@@ -23,7 +25,7 @@ def config_text(config: FboConfig) -> str:
 
 def write_config(advice, path: str) -> str:
     """Write the recommendation's configuration file to ``path``; returns the path."""
-    Path(path).write_text(config_text(advice.deployment), encoding="utf-8")
+    Path(path).write_text(advice.config_text(), encoding="utf-8")
     return str(path)
 
 
@@ -32,12 +34,3 @@ def flower_config(config: FboConfig) -> FboConfig:
     the app's hook (the built-in task's data stays with the explorer)."""
     return config.replace(dataset="synthetic", split=None, alpha=None, domain="continuous")
 
-
-def export_flower(advice, out: str) -> list[str]:
-    """Write the recommendation's Flower app into folder ``out``; returns the files written."""
-    return export_app("fbo", flower_config(advice.deployment), out, dim=advice.dim)
-
-
-def flower_zip(advice) -> bytes:
-    """The recommendation's Flower app as a zip archive (the page's download)."""
-    return app_zip("fbo", flower_config(advice.deployment), dim=advice.dim)

@@ -13,11 +13,13 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from engine.advise import deploy
 from engine.advise.evaluate import SELECTION, SENSITIVITY, VALIDATION
 from engine.advise.search import Evaluation, Search
 from engine.advise.space import Knobs, deployment, spent
 from engine.fbo.config import FboConfig
 from engine.reproduce.claims import ALPHA, p_two_sided
+from engine.validation import ConfigError
 
 
 def paired(a: np.ndarray, b: np.ndarray) -> tuple[float, float, float, int]:
@@ -95,6 +97,33 @@ class Advice:
     @property
     def complete(self) -> bool:
         return self.stage == "done" and self.stopped is None
+
+    # ---------------------------------------------------------------- one click to deploy
+    @property
+    def command_line(self) -> str | None:
+        """``python -m engine fbo ...`` that runs the recommendation (None before there is one)."""
+        from engine.cli.fbo import command_line
+
+        return None if self.deployment is None else command_line(self.deployment)
+
+    def config_text(self) -> str:
+        """The recommendation's configuration file (JSON; ``python -m engine fbo --config FILE`` runs it)."""
+        return deploy.config_text(self._deployment())
+
+    def export_flower(self, out: str, insecure: bool = False) -> list[str]:
+        """Write the recommendation as a Flower app into folder ``out`` (secured unless ``insecure``)."""
+        return deploy.export_app("fbo", deploy.flower_config(self._deployment()), out, insecure=insecure,
+                                 dim=self.dim)
+
+    def flower_zip(self) -> bytes:
+        """The recommendation's Flower app as a zip archive."""
+        return deploy.app_zip("fbo", deploy.flower_config(self._deployment()), dim=self.dim)
+
+    def _deployment(self) -> FboConfig:
+        if self.deployment is None:
+            raise ConfigError("The search stopped before it had a recommendation to deploy: run it longer.",
+                              "effort")
+        return self.deployment
 
     def to_json(self) -> dict:
         rec = self.recommended

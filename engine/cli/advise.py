@@ -12,7 +12,7 @@ from __future__ import annotations
 import sys
 
 from engine.advise import AdviceRequest, advice_of_search, hype_advice, iter_search, request_cost
-from engine.advise.deploy import export_flower, write_config
+from engine.advise.deploy import write_config
 from engine.cancel import TIME_LIMIT, Cancelled, CancelToken, current, guarded
 from engine.executor import add_arguments as add_executor_arguments
 from engine.executor import from_args, use
@@ -74,7 +74,7 @@ def run(args) -> dict:
         if args.export_config:
             out["exported_config"] = write_config(advice, args.export_config)
         if args.export_flower:
-            out["exported_flower"] = export_flower(advice, args.export_flower)
+            out["exported_flower"] = advice.export_flower(args.export_flower)
     if stopped:
         print(f"warning: the search was stopped ({stopped}) after {search.tasks_done} of {search.plan.tasks()} "
               "tasks; the advice is what it found so far.", file=sys.stderr)
