@@ -7,10 +7,10 @@
 docs/advisor.md describes the method and the evidence behind it.
 """
 
-from engine.advise.advisor import advice_of_search, advise_now, iter_search, request_cost, task_of
+from engine.advise.advisor import advice_of_search, advise_now, iter_search, planned_tasks, request_cost, task_of
 from engine.advise.hype import HypeAdvice, hype_advice
 from engine.advise.request import ALGORITHMS, TASKS, AdviceRequest
 from engine.advise.result import Advice, Row
 
 __all__ = ["ALGORITHMS", "Advice", "AdviceRequest", "HypeAdvice", "Row", "TASKS", "advice_of_search", "advise_now",
-           "hype_advice", "iter_search", "request_cost", "task_of"]
+           "hype_advice", "iter_search", "planned_tasks", "request_cost", "task_of"]

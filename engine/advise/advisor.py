@@ -114,6 +114,15 @@ def request_cost(request: AdviceRequest, objective: Objective | None = None, *,
                        axes=tuple(axis for proxy in proxies for axis in root_axes(proxy)))
 
 
+def planned_tasks(request: AdviceRequest) -> int:
+    """How many items :func:`iter_search` yields for ``request`` at most (a progress bar's length)."""
+    if request.algorithm == "dp-hype":
+        return 1
+    prepared = task_of(request)
+    kind = prepared.dataset if prepared.dataset != "own" else "synthetic"
+    return Plan(len(grid(kind, prepared.request.n_agents)), int(request.effort), len(prepared.rows)).tasks() + 2
+
+
 def iter_search(request: AdviceRequest, objective: Objective | None = None, *,
                 executor: Executor | None = None) -> Iterator[Search]:
     """The search of ``request``'s advice, yielded after its calibration and after every finished task."""
@@ -149,4 +158,5 @@ def advise_now(request: AdviceRequest, objective: Objective | None = None, *,
     return advice_of_search(search)
 
 
-__all__ = ["PROXY", "Prepared", "advice_of_search", "advise_now", "iter_search", "request_cost", "task_of"]
+__all__ = ["PROXY", "Prepared", "advice_of_search", "advise_now", "iter_search", "planned_tasks", "request_cost",
+           "task_of"]

@@ -17,8 +17,7 @@ from dataclasses import dataclass
 from engine.fbo.config import PT_SCHEDULE_LABELS, FboConfig
 from engine.fbo.presets import LANDMINE, PRESETS, SYNTHETIC
 from engine.privacy import DEFAULT_ACCOUNTANT, calibrate_z, epsilon
-from engine.privacy.accountants import Z_MAX
-from engine.privacy.calibration import calibrate_steps
+from engine.privacy.calibration import calibrate_steps, reachable_z
 from engine.validation import ConfigError
 
 SCHEDULES = ("sqrt", "linear", "square")
@@ -26,6 +25,7 @@ Q_LEVELS = (0.1, 1.0)                 # with the paper's q between them
 P_LEVELS = (1, 2, 4)
 S_FACTORS = (0.5, 1.0, 2.0)
 SAMPLING = "poisson"
+Z_REACH = reachable_z()               # the most noise a calibration can give (8109.1)
 # Fields of the papers' presets that describe their accounting, not the task: the advisor's are the product's.
 ACCOUNTING_FIELDS = ("accountant", "delta", "delta_rule")
 
@@ -118,16 +118,16 @@ def noise_levels(budget: float, qs, iterations: int, delta: float, n_agents: int
 
 def infeasible(budget: float, q: float, iterations: int, delta: float, n_agents: int) -> str:
     """The sentence for a budget no setting meets: the smallest epsilon reachable over T releases at the most
-    noise the accountant handles, and the most releases that fit the budget there."""
-    floor = spent(q, Z_MAX, iterations, delta, n_agents)
+    noise the calibration reaches, and the most releases that fit the budget there."""
+    floor = spent(q, Z_REACH, iterations, delta, n_agents)
     try:
-        most = calibrate_steps(budget, q, Z_MAX, delta, DEFAULT_ACCOUNTANT, sampling=SAMPLING, n_agents=n_agents)
+        most = calibrate_steps(budget, q, Z_REACH, delta, DEFAULT_ACCOUNTANT, sampling=SAMPLING, n_agents=n_agents)
     except ConfigError:
         most = 0
     fewer = (f", or lower T to at most {most} iterations" if most >= 1 else
              f" (no number of iterations fits epsilon = {budget:g})")
     return (f"No setting meets epsilon = {budget:g} at delta = {delta:g} over T = {iterations} iterations: even q = "
-            f"{q:g} needs a noise multiplier z above {Z_MAX:,.0f}; relax epsilon to at least {floor * 1.01:.3g}"
+            f"{q:g} needs a noise multiplier z above {Z_REACH:,.0f}; relax epsilon to at least {floor * 1.01:.3g}"
             f"{fewer}.")
 
 

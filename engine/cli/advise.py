@@ -35,7 +35,7 @@ def add_arguments(parser) -> None:
                                                          "this command")
 
 
-def request_from_args(args) -> AdviceRequest:
+def config_from_args(args) -> AdviceRequest:
     return AdviceRequest(**values_from_args(args, AdviceRequest))
 
 
@@ -46,11 +46,11 @@ def command_line(request: AdviceRequest) -> str:
 
 def cost(args):
     """The search's price: every run it will make, its calibrations and its worker processes."""
-    return request_cost(request_from_args(args), executor=from_args(args))
+    return request_cost(config_from_args(args), executor=from_args(args))
 
 
 def run(args) -> dict:
-    request = request_from_args(args)
+    request = config_from_args(args)
     if request.algorithm == "dp-hype":
         advice = hype_advice(request)
         if args.export_flower or args.export_config:
