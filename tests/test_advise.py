@@ -20,7 +20,7 @@ from engine.advise import AdviceRequest, advice_of_search, iter_search, request_
 from engine.advise.evaluate import SELECTION, SENSITIVITY, VALIDATION, seed_of
 from engine.advise.evidence import DISCOVERY, REPLICATION
 from engine.advise.search import Evaluation, main_effects
-from engine.advise.space import Knobs, calibrated_z, grid, levels, noise_levels, spent
+from engine.advise.space import calibrated_z, grid, levels, noise_levels, spent
 from engine.cancel import Cancelled, CancelToken, cancellable
 from engine.cli import build_parser, main
 from engine.cli.fbo import config_from_args

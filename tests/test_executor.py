@@ -80,3 +80,22 @@ def nested_pids(_key):
 
 def pid_of(_key) -> int:
     return os.getpid()
+
+
+def test_a_session_keeps_its_worker_processes_across_jobs_and_ends_them_with_the_block():
+    """The advisor's rounds: several jobs, one start of the worker processes (about 3 s for the three pools)."""
+    import contextlib
+
+    import psutil
+
+    tasks = [(k, (k,)) for k in range(4)]
+    with Executor("joblib", 2).session() as kept:
+        first = set(dict(kept.results(pid_of, tasks)).values())
+        second = set(dict(kept.results(pid_of, tasks)).values())
+        assert first == second and os.getpid() not in first and kept.kept.started == 1
+        stream = kept.stream(pid_of, tasks)           # stopped after its first task: its workers are ended
+        with contextlib.closing(stream):
+            next(stream)
+        third = set(dict(kept.results(pid_of, tasks)).values())
+        assert not third & first and kept.kept.started == 2
+    assert not [pid for pid in third if psutil.pid_exists(pid) and psutil.Process(pid).status() != "zombie"]

@@ -18,6 +18,7 @@ import pytest
 from tests.dask_loopback import listening, wait_until
 from tests.walled_work import CPU_PER_BEAT, beating, forever, gone, hog, records, spin
 
+from engine.advise import AdviceRequest, advise_now
 from engine.audit import ServerAudit, VoteAudit
 from engine.audit.run import run_audit
 from engine.cancel import Cancelled, CancelToken, cancellable
@@ -58,6 +59,13 @@ def test_a_reproduction_gives_the_local_pools_curves_and_verdicts(dask):
         assert np.array_equal(remote.results[key].run_curves, setting.run_curves)
         assert remote.results[key].epsilon == setting.epsilon
     assert [v.to_json() for v in remote.verdicts] == [v.to_json() for v in local.verdicts]
+
+
+def test_an_advice_on_the_cluster_is_the_local_one(dask):
+    """The advisor's rounds (several jobs of one session) on the cluster: the same settings, runs and pick."""
+    request = AdviceRequest(agents=6, iterations=3, epsilon=4.0, sensitivity=False)
+    local = advise_now(request, executor=Executor("local"))
+    assert advise_now(request, executor=dask).to_json() == local.to_json()
 
 
 def test_the_command_line_reproduces_on_the_cluster(dask, tmp_path):

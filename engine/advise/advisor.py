@@ -138,7 +138,8 @@ def iter_search(request: AdviceRequest, objective: Objective | None = None, *,
     search = Search(prepared.request, prepared.task, prepared.rows,
                     prepared.dataset if prepared.dataset != "own" else "synthetic")
     search.description, search.dim = prepared.description, int(dim)
-    yield from search.steps(executor)
+    with (executor or current()).session() as kept:      # one set of worker processes for every round
+        yield from search.steps(kept)
 
 
 def advice_of_search(search: Search, stopped: str | None = None) -> Advice:

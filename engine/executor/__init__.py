@@ -20,6 +20,9 @@ least every fifth of a second, and closing the stream ends the work at once
 their next checkpoint). A task's result depends on its arguments alone (its
 seed among them), so every backend gives the same numbers.
 
+Work made of several jobs one after another (the settings advisor's rounds) keeps its worker processes, or its
+loopback Dask cluster, across them with :meth:`Executor.session`.
+
 Worker processes lower their CPU priority only where a server shares the
 machine with its visitors (hosting mode, ``nice=None``); a user's own command
 runs at its own priority. Walled runs (memory and CPU caps) are
@@ -60,6 +63,7 @@ class Executor:
     scheduler: str | None = None
     client: Any = field(default=None, compare=False, repr=False)
     nice: bool | None = None
+    kept: Any = field(default=None, compare=False, repr=False)      # a session's processes (:meth:`session`)
 
     def __post_init__(self):
         check_choice("executor", self.kind, EXECUTORS)
@@ -92,6 +96,27 @@ class Executor:
         """This executor with ``workers`` processes (unchanged when ``workers`` is None)."""
         return self if workers is None or workers == self.workers else replace(self, workers=workers)
 
+    @contextlib.contextmanager
+    def session(self) -> Iterator["Executor"]:
+        """This executor with its worker processes (or its loopback Dask cluster) kept across the jobs run through
+        it in the block, for work made of several jobs one after another (the advisor's rounds): the processes
+        start once instead of once a job. A job stopped early ends its processes as usual; the next starts new
+        ones. Everything the session started is stopped when the block ends."""
+        if self.kept is not None or self.in_process or nested():
+            yield self
+            return
+        if self.kind == "joblib":
+            kept = pool.KeptPool(self.workers or cores(), is_hosted() if self.nice is None else self.nice)
+        elif self.address is None and self.client is None:
+            kept = cluster.KeptCluster(self.workers or cores())
+        else:           # a scheduler's client is kept per process already (cluster.client_for)
+            yield self
+            return
+        try:
+            yield replace(self, kept=kept)
+        finally:
+            kept.close()
+
     def stream(self, fn: Callable, tasks: Iterable[tuple[Hashable, tuple]], *, label: str = "task"
                ) -> Iterator[Finished]:
         """``fn(*args)`` of every ``(key, args)``, a :class:`Finished` as each ends, in any order (with one
@@ -102,8 +127,9 @@ class Executor:
             return pool.in_this_process(fn, tasks)          # inside a task, one worker or one task: no pool
         if self.kind == "joblib":
             nice = is_hosted() if self.nice is None else self.nice
-            return pool.stream(fn, tasks, self.processes(len(tasks)), nice=nice)
-        return cluster.stream(fn, tasks, address=self.address, workers=self.workers or cores(), client=self.client,
+            return pool.stream(fn, tasks, self.processes(len(tasks)), nice=nice, kept=self.kept)
+        client = self.client if self.kept is None else self.kept.open()
+        return cluster.stream(fn, tasks, address=self.address, workers=self.workers or cores(), client=client,
                               label=label)
 
     def results(self, fn: Callable, tasks: Iterable[tuple[Hashable, tuple]], *, label: str = "task"

@@ -97,6 +97,27 @@ def loopback_cluster(workers: int):
     return Client(cluster, set_as_default=False), cluster
 
 
+class KeptCluster:
+    """A loopback cluster kept across the jobs of one session (:meth:`engine.executor.Executor.session`)."""
+
+    def __init__(self, workers: int):
+        self.workers = int(workers)
+        self.client = self.cluster = None
+        self.started = 0
+
+    def open(self):
+        if self.client is None:
+            self.client, self.cluster = loopback_cluster(self.workers)
+            self.started += 1
+        return self.client
+
+    def close(self) -> None:
+        if self.client is not None:
+            self.client.close()
+            self.cluster.close()
+            self.client = self.cluster = None
+
+
 def on_worker(fn: Callable, args: tuple, stop: str):
     """On a Dask worker: ``fn(*args)`` under a cancel token that the run's Event ``stop`` cancels."""
     from distributed import Event, get_client

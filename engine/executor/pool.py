@@ -94,17 +94,45 @@ def in_this_process(fn: Callable, tasks: list) -> Iterator[Finished]:
         yield Finished(key, fn(*args))
 
 
-def stream(fn: Callable, tasks: list, workers: int, *, nice: bool = False) -> Iterator[Finished]:
-    """``fn(*args)`` of every ``(key, args)`` in ``tasks`` on ``workers`` processes, as they finish.
+def _new_pool(workers: int, nice: bool):
+    from joblib.externals.loky import ProcessPoolExecutor
+
+    with main_script_hidden():
+        return ProcessPoolExecutor(max_workers=workers, initializer=worker_init, initargs=(os.getpid(), nice))
+
+
+class KeptPool:
+    """Worker processes kept across the jobs of one session (:meth:`engine.executor.Executor.session`): a job
+    that finished every task leaves them running for the next; a job stopped early (Stop, an error, the time
+    limit) kills them as a pool of its own would, and the next job starts new ones."""
+
+    def __init__(self, workers: int, nice: bool):
+        self.workers, self.nice = int(workers), bool(nice)
+        self._executor = None
+        self.started = 0            # pools started so far (a benchmark's count)
+
+    def executor(self):
+        if self._executor is None:
+            self._executor = _new_pool(self.workers, self.nice)
+            self.started += 1
+        return self._executor
+
+    def close(self) -> None:
+        if self._executor is not None:
+            self._executor.shutdown(wait=True, kill_workers=True)
+            self._executor = None
+
+
+def stream(fn: Callable, tasks: list, workers: int, *, nice: bool = False, kept: KeptPool | None = None
+           ) -> Iterator[Finished]:
+    """``fn(*args)`` of every ``(key, args)`` in ``tasks`` on ``workers`` processes, as they finish (``kept``:
+    the session's processes, left running when every task finished).
 
     A task that raised is yielded with its ``error`` (a worker the OS killed: the pool's error); the
     caller decides whether that ends the run.
     """
-    from joblib.externals.loky import ProcessPoolExecutor
-
-    n_jobs = max(1, min(workers, len(tasks)))
-    with main_script_hidden():
-        executor = ProcessPoolExecutor(max_workers=n_jobs, initializer=worker_init, initargs=(os.getpid(), nice))
+    n_jobs = max(1, min(workers, len(tasks))) if kept is None else kept.workers
+    executor = _new_pool(n_jobs, nice) if kept is None else kept.executor()
     futures: dict = {}
     try:
         waiting = iter(tasks)
@@ -128,7 +156,10 @@ def stream(fn: Callable, tasks: list, workers: int, *, nice: bool = False) -> It
                 yield Finished(key, None if error is not None else future.result(), error)
     finally:
         _settle(futures)
-        executor.shutdown(wait=True, kill_workers=True)
+        if kept is None:
+            executor.shutdown(wait=True, kill_workers=True)
+        elif futures:               # stopped early: its tasks still run in the session's workers; end them
+            kept.close()
 
 
 def _settle(futures, limit: float = 2.0) -> None:

@@ -83,9 +83,10 @@ def _show_fbo(advice: Advice, suffix: str) -> None:
             row = advice.references.get(name)
             if row is not None:
                 col.metric(words, _pm(row.utility, row.stderr),
-                           delta=f"{-row.difference:+.3g} ± {row.difference_stderr:.2g} against the pick",
+                           delta=f"the pick minus this: {-row.difference:+.3g} ± {row.difference_stderr:.2g}",
                            delta_color="inverse" if advice.scale > 0 else "normal",
-                           help="Paired over the same 12 fresh runs; the delta is this reference minus the pick.")
+                           help="Paired over the same fresh runs; red: the pick does worse than this reference "
+                                "by that much (mean ± standard error), green: better.")
     if advice.curves:
         lines = [Line(CURVE_NAMES[name], np.arange(len(mean)), mean, se, baseline=name == "ts")
                  for name, (mean, se) in advice.curves.items()]
@@ -156,7 +157,7 @@ def deploy_buttons(advice, command_line: str, *, key: str, cache: dict) -> None:
     file and a command line."""
     if isinstance(advice, HypeAdvice):
         st.markdown("**Deploy**: the DP-HYPE vote with these settings")
-        st.code(command_line, language="bash")
+        st.code(command_line, language="bash", wrap_lines=True)
         return
     st.subheader("Deploy it")
     cols = st.columns(2)
@@ -169,4 +170,4 @@ def deploy_buttons(advice, command_line: str, *, key: str, cache: dict) -> None:
                             file_name="advice_config.json", mime="application/json", icon=":material/download:",
                             on_click="ignore", key=f"{key}_config",
                             help="python -m engine fbo --config FILE runs it.")
-    st.code(command_line, language="bash")
+    st.code(command_line, language="bash", wrap_lines=True)
