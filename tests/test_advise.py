@@ -141,6 +141,17 @@ def test_the_price_counts_every_run_and_the_host_refuses_too_large_a_search():
     assert refused.value.field == "agents" and "search" in str(refused.value)
 
 
+def test_the_pages_default_request_fits_a_hosted_servers_limits(monkeypatch):
+    from engine.limits import HostLimits, check
+    from ui.advise import controls
+
+    monkeypatch.setenv("DPBO_HOSTED", "1")
+    values = {name: param.default for name, param in controls.PARAMS.items()}
+    request = controls.request_of(values)
+    assert request == AdviceRequest(agents=50, iterations=40, epsilon=4.0, delta=1e-5)     # the command's request
+    check(request_cost(request, executor=controls.executor_of(values)), HostLimits.from_env())
+
+
 def test_a_proxy_with_the_synthetic_numbers_is_the_synthetic_task():
     task, same = synthetic.build(20, None, 4), proxy.build(proxy.Proxy(), 20, 4)
     assert np.array_equal(task.values, same.values) and task.noise_var == same.noise_var

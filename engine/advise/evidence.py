@@ -111,3 +111,28 @@ def table_rows(cases: list[dict]) -> list[dict]:
                      "fresh": cal["fresh"], "fresh_stderr": cal["fresh_stderr"], "z": cal["z"],
                      "inside": cal["inside"]})
     return rows
+
+
+def _signed(value: float, se: float) -> str:
+    return f"{value:+.4f} ± {se:.4f}"
+
+
+def evidence_markdown(cases: list[dict]) -> str:
+    """The evidence table of docs/advisor.md, made from the stored cases (a test holds the two equal)."""
+    lines = ["| case | pick (q, S, P, 1 - p_t) | pick | paper's setting | pick - paper (discovery) | "
+             "replication | verdict | predicted | fresh | z |",
+             "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+    for row in table_rows(cases):
+        lines.append(f"| {row['case']} | {row['pick']} | {row['pick_loss']:.4f} | {row['paper_loss']:.4f} | "
+                     f"{_signed(row['difference'], row['stderr'])} | "
+                     f"{_signed(row['replication'], row['replication_stderr'])} | {row['verdict']} | "
+                     f"{row['predicted']:.4f} ± {row['predicted_stderr']:.4f} | "
+                     f"{row['fresh']:.4f} ± {row['fresh_stderr']:.4f} | {row['z']:+.2f} |")
+    inside = sum(row["inside"] for row in table_rows(cases))
+    verdicts = [case["claim"]["verdict"] for case in cases]
+    lines.append("")
+    lines.append(f"{len(cases)} cases: the pick is better in {verdicts.count('holds')}, not significantly different "
+                 f"in {verdicts.count('not significant')}, worse in {verdicts.count('reversed')} and inconsistent "
+                 f"in {verdicts.count('inconsistent')}; its predicted utility is within 1.96 standard errors of "
+                 f"the fresh runs in {inside} of {len(cases)}.")
+    return "\n".join(lines) + "\n"
