@@ -197,3 +197,14 @@ def test_dp_hype_advice_gives_k_and_the_noise_for_the_clients():
     best = max(row["success_rate"] for row in advice.table)
     assert [row["success_rate"] for row in advice.table if row["k"] == advice.k] == [best]
     assert advice.to_json()["deploy"]["command_line"].startswith("python -m engine hype")
+
+
+def test_the_summary_says_what_the_paired_references_show(advice):
+    ts, clear = advice.references["ts"], advice.references["fts-de"]
+    first, second = advice.summary()
+    if ts.p >= 0.05:
+        assert "cannot be told apart from every agent alone" in first and f"{-ts.difference:+.3g}" in first
+    else:
+        assert ("does worse than every agent alone" in first) == (ts.difference < 0)
+    assert ("Privacy costs nothing measurable" in second) == (clear.p >= 0.05)
+    assert advice.to_json()["summary"] == [first, second]

@@ -39,6 +39,9 @@ CASES = [
     # A stand-in's table divides one data set among the agents: one agent scores all of it (priced 1 s an agent,
     # it took 2.6 reference seconds).
     ("table", dict(dataset="breast-cancer-lr", agents=1)),
+    # The settings advisor in one process: every round of a small search, and a 2-D proxy with its rows.
+    ("advise", dict(agents=8, iterations=5, sensitivity=False)),
+    ("advise", dict(dataset="proxy", dimension=2, lengthscale=0.2, agents=6, iterations=4)),
 ]
 
 

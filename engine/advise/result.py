@@ -125,6 +125,32 @@ class Advice:
                               "effort")
         return self.deployment
 
+    def summary(self) -> list[str]:
+        """What the references say, in sentences: what the budget costs and whether the federation pays."""
+        out = []
+        ts, clear = self.references.get("ts"), self.references.get("fts-de")
+        better = "lower" if self.scale > 0 else "higher"
+        if ts is not None:
+            gap = f"{abs(ts.difference):.3g} ± {ts.difference_stderr:.2g}"
+            pick_worse = (ts.difference < 0) == (self.scale > 0)
+            if ts.p >= ALPHA:
+                out.append(f"At this budget the pick cannot be told apart from every agent alone (TS): the pick "
+                           f"minus TS is {-ts.difference:+.3g} ± {ts.difference_stderr:.2g} in {self.metric_label}.")
+            elif pick_worse:
+                out.append(f"At epsilon = {self.epsilon:g} the private federation does worse than every agent "
+                           f"alone (TS) by {gap}: raise epsilon or lower T, or let each agent run TS.")
+            else:
+                out.append(f"The federation pays at this budget: the pick's {self.metric_label} is {gap} {better} "
+                           "than every agent alone (TS).")
+        if clear is not None:
+            if clear.p >= ALPHA:
+                out.append("Privacy costs nothing measurable here: the pick cannot be told apart from FTS-DE "
+                           "without privacy.")
+            else:
+                out.append(f"Privacy costs {abs(clear.difference):.3g} ± {clear.difference_stderr:.2g} in "
+                           f"{self.metric_label} against FTS-DE without it.")
+        return out
+
     def to_json(self) -> dict:
         rec = self.recommended
         return {"algorithm": "dp-fts-de", "task": self.task, "metric": self.metric_label, "agents": self.n_agents,
@@ -134,6 +160,7 @@ class Advice:
                                                              predicted_from=self.predicted_from),
                 "tied": [row.to_json() for row in self.tied],
                 "references": {name: row.to_json() for name, row in self.references.items()},
+                "summary": self.summary(),
                 "sensitivity": self.sensitivity, "sensitivity_note": self.sensitivity_note,
                 "search": self.search,
                 "deploy": None if self.deployment is None else deploy_json(self.deployment)}

@@ -87,6 +87,8 @@ def _show_fbo(advice: Advice, suffix: str) -> None:
                            delta_color="inverse" if advice.scale > 0 else "normal",
                            help="Paired over the same fresh runs; red: the pick does worse than this reference "
                                 "by that much (mean ± standard error), green: better.")
+    for sentence in advice.summary():
+        st.info(sentence, icon=":material/insights:")
     if advice.curves:
         lines = [Line(CURVE_NAMES[name], np.arange(len(mean)), mean, se, baseline=name == "ts")
                  for name, (mean, se) in advice.curves.items()]
