@@ -17,7 +17,8 @@ import pytest
 
 import dpbo
 from engine.advise import AdviceRequest, advice_of_search, iter_search, request_cost
-from engine.advise.evaluate import SELECTION, SENSITIVITY, VALIDATION, seed_of
+from engine.advise import task_of
+from engine.advise.evaluate import SELECTION, SENSITIVITY, VALIDATION, request_base, seed_of
 from engine.advise.evidence import DISCOVERY, REPLICATION
 from engine.advise.search import Evaluation, main_effects
 from engine.advise.space import calibrated_z, grid, levels, noise_levels, spent
@@ -183,8 +184,15 @@ def test_the_main_effects_of_an_additive_loss_are_recovered_exactly():
 
 
 def test_the_seed_streams_never_share_a_seed():
-    streams = (SELECTION, VALIDATION, SENSITIVITY, DISCOVERY, REPLICATION)
-    seeds = [{seed_of(0, s, i, part) for i in range(500)} for s in streams for part in (0, 1)]
+    request = AdviceRequest(**TINY)
+    task = task_of(request).task
+    base = request_base(request.seed, task, request.epsilon)
+    assert base == request_base(0, task_of(AdviceRequest(**TINY)).task, 4.0)            # the same request, the same
+    assert base != request_base(0, task_of(request.replace(agents=7)).task, 4.0)       # another N, other draws
+    search = [{seed_of(base, s, i, part) for i in range(500)} for s in (SELECTION, VALIDATION, SENSITIVITY)
+              for part in (0, 1)]
+    judged = [{seed_of(0, s, i, part) for i in range(500)} for s in (DISCOVERY, REPLICATION) for part in (0, 1)]
+    seeds = search + judged
     assert sum(len(s) for s in seeds) == len(set().union(*seeds)) == 10 * 500
 
 

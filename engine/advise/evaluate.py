@@ -13,6 +13,7 @@ same average after every iteration.
 
 from __future__ import annotations
 
+import zlib
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -29,6 +30,16 @@ from engine.settings import SEED_MAX
 # Seed streams (never reused across purposes).
 SELECTION, VALIDATION, SENSITIVITY = 1, 2, 3
 CHUNK = 4            # runs per executor task: a fraction of a second each on the synthetic task
+
+
+def request_base(seed: int, task: "Task", epsilon: float) -> int:
+    """The base seed of one request's runs: its ``seed`` and what the runs are (the task's fields, the proxy,
+    epsilon), so two requests do not share their seeds' objective draws (requests on the same task then err
+    independently) while the same request always gets the same runs."""
+    described = repr((sorted((k, repr(v)) for k, v in task.base.items()), repr(task.proxy), float(epsilon),
+                      getattr(task.objective, "name", None)))
+    state = np.random.SeedSequence([int(seed), zlib.crc32(described.encode())]).generate_state(1)[0]
+    return int(state) % SEED_MAX
 
 
 def seed_of(base: int, stream: int, index: int, part: int) -> int:

@@ -12,6 +12,7 @@ import math
 from dataclasses import dataclass, field
 
 import numpy as np
+from scipy.stats import t as student
 
 from engine.advise import deploy
 from engine.advise.evaluate import SELECTION, SENSITIVITY, VALIDATION
@@ -59,8 +60,17 @@ class Row:
     difference_stderr: float | None = None
     p: float | None = None
 
+    @property
+    def interval(self) -> tuple[float, float]:
+        """The utility's 95 % interval: Student's t with runs - 1 degrees of freedom times the standard error."""
+        if self.runs < 2 or not math.isfinite(self.stderr):
+            return math.nan, math.nan
+        half = float(student.ppf(0.975, self.runs - 1)) * self.stderr
+        return self.utility - half, self.utility + half
+
     def to_json(self) -> dict:
-        out = {"setting": self.name, "utility": self.utility, "stderr": self.stderr, "runs": self.runs}
+        out = {"setting": self.name, "utility": self.utility, "stderr": self.stderr, "runs": self.runs,
+               "interval": list(self.interval)}
         if self.knobs is not None:
             out.update(self.knobs.fields(), z=self.z)
         if self.difference is not None:

@@ -11,9 +11,11 @@ docs/advisor.md says why this method. The rounds (``e`` is the request's effort)
    their own mean over those common seeds.
 3. **Final**: the best 3 run up to ``12 e``; the lowest mean is the pick.
    With a proxy or the synthetic task the same job runs the **sensitivity** rows: the finalists and TS on a
-   smoother, a rougher and a more heterogeneous proxy, ``4 e`` runs each.
-4. **Validation**: the pick, FTS-DE (no privacy, the pick's P and 1 - p_t) and TS (no collaboration) run
-   ``12 e`` times on seeds the search never saw: the pick's predicted utility and the references, paired.
+   smoother, a rougher and a more heterogeneous proxy, ``3 e`` runs each.
+4. **Validation**: the pick runs ``24 e`` times on seeds the search never saw (its predicted utility), FTS-DE
+   (no privacy, the pick's P and 1 - p_t) and TS (no collaboration) ``12 e`` times on the first of them (paired).
+
+Every request's seeds derive from its ``seed`` and what it asks (:func:`engine.advise.evaluate.request_base`).
 
 Every round is one job of the executor (:func:`engine.executor.current`: local worker processes or a Dask
 cluster); the generator yields the advice so far after every finished task, so a page draws it as it grows and
@@ -34,7 +36,8 @@ from engine.advise.space import Knobs, grid, noise_levels
 from engine.executor import Executor, current
 
 NARROW, FINAL = 9, 3               # settings kept after the screen and after narrowing
-NARROW_RUNS, FINAL_RUNS, VALIDATION_RUNS, SENSITIVITY_RUNS = 4, 12, 12, 4     # runs per setting, times the effort
+NARROW_RUNS, FINAL_RUNS, SENSITIVITY_RUNS = 4, 12, 3      # runs per setting, times the effort
+PICK_RUNS, VALIDATION_RUNS = 24, 12        # fresh runs of the pick, and of each reference (paired on the first)
 STAGES = ("calibration", "screen", "narrow", "final", "validation", "done")
 
 
@@ -90,7 +93,8 @@ class Plan:
     def runs(self) -> dict[str, int]:
         e = self.effort
         return {"screen": self.candidates * e, "narrow": self.narrow * (NARROW_RUNS - 1) * e,
-                "final": self.final * (FINAL_RUNS - NARROW_RUNS) * e, "validation": 3 * VALIDATION_RUNS * e,
+                "final": self.final * (FINAL_RUNS - NARROW_RUNS) * e,
+                "validation": (PICK_RUNS + 2 * VALIDATION_RUNS) * e,
                 "sensitivity": self.rows * (self.final + 1) * SENSITIVITY_RUNS * e}
 
     @property
@@ -100,10 +104,10 @@ class Plan:
     def tasks(self) -> int:
         """Executor tasks over the whole search (each at most :data:`evaluate.CHUNK` runs of one setting)."""
         e, c = self.effort, evaluate.CHUNK
-        per = {"screen": (self.candidates, e), "narrow": (self.narrow, (NARROW_RUNS - 1) * e),
-               "final": (self.final, (FINAL_RUNS - NARROW_RUNS) * e), "validation": (3, VALIDATION_RUNS * e),
-               "sensitivity": (self.rows * (self.final + 1), SENSITIVITY_RUNS * e)}
-        return sum(settings * math.ceil(runs / c) for settings, runs in per.values() if runs)
+        per = [(self.candidates, e), (self.narrow, (NARROW_RUNS - 1) * e),
+               (self.final, (FINAL_RUNS - NARROW_RUNS) * e), (1, PICK_RUNS * e), (2, VALIDATION_RUNS * e),
+               (self.rows * (self.final + 1), SENSITIVITY_RUNS * e)]
+        return sum(settings * math.ceil(runs / c) for settings, runs in per if runs)
 
 
 def main_effects(evaluations: list[Evaluation], n: int) -> dict[str, float]:
@@ -129,7 +133,7 @@ class Search:
 
     def __init__(self, request, task: Task, rows: list[tuple[str, Task]], dataset: str):
         self.request, self.task, self.rows = request, task, rows
-        self.seed = int(request.seed)
+        self.seed = evaluate.request_base(request.seed, task, request.epsilon)
         self.effort = int(request.effort)
         base = task.base
         self.N, self.T, self.delta = int(base["agents"]), int(base["iterations"]), float(base["delta"])
@@ -160,32 +164,33 @@ class Search:
         self.stage = "screen"
         yield self
         e = self.effort
-        yield from self._round(executor, list(self.evaluations), SELECTION, e)
+        yield from self._round(executor, [(key, e) for key in self.evaluations], SELECTION)
         self.predicted = main_effects(list(self.evaluations.values()), e)
         self.narrowed = sorted(self.predicted, key=self.predicted.get)[:self.plan.narrow]
         self.stage = "narrow"
-        yield from self._round(executor, self.narrowed, SELECTION, NARROW_RUNS * e)
+        yield from self._round(executor, [(key, NARROW_RUNS * e) for key in self.narrowed], SELECTION)
         self.finalists = self._ranked(self.narrowed, NARROW_RUNS * e)[:self.plan.final]
         self.stage = "final"
         rows = self._sensitivity_jobs()          # the finalists are known: their sensitivity runs join this job
-        yield from self._round(executor, self.finalists, SELECTION, FINAL_RUNS * e, extra=rows)
+        yield from self._round(executor, [(key, FINAL_RUNS * e) for key in self.finalists], SELECTION, extra=rows)
         self.pick = self._ranked(self.finalists, FINAL_RUNS * e)[0]
         self.stage = "validation"
         pick = self.evaluations[self.pick]
         self.evaluations["fts-de"] = Evaluation("fts-de", dict(algorithm="fts-de", P=pick.knobs.P,
                                                                pt_schedule=pick.knobs.pt_schedule))
-        yield from self._round(executor, [self.pick, "fts-de", "ts"], VALIDATION, VALIDATION_RUNS * e)
+        yield from self._round(executor, [(self.pick, PICK_RUNS * e), ("fts-de", VALIDATION_RUNS * e),
+                                          ("ts", VALIDATION_RUNS * e)], VALIDATION)
         self.stage = "done"
         yield self
 
     def _ranked(self, keys: list[str], n: int) -> list[str]:
         return sorted(keys, key=lambda k: float(self.evaluations[k].losses(SELECTION, n).mean()))
 
-    def _round(self, executor: Executor, keys: list[str], stream: int, upto: int, extra=()) -> Iterator["Search"]:
-        """Bring every setting of ``keys`` to ``upto`` runs of ``stream`` (one job of the executor, with the
-        ``extra`` jobs of the sensitivity rows)."""
+    def _round(self, executor: Executor, targets: list[tuple[str, int]], stream: int, extra=()) -> Iterator["Search"]:
+        """Bring every setting of ``targets`` (key, runs) to that many runs of ``stream`` (one job of the executor,
+        with the ``extra`` jobs of the sensitivity rows)."""
         jobs = []
-        for key in keys:
+        for key, upto in targets:
             evaluation = self.evaluations[key]
             have = evaluation.count(stream)
             for part in chunks(range(have, upto)):

@@ -137,7 +137,7 @@ def sidebar(slots: ErrorSlots) -> None:
             slots.under(*PROXY_FIELDS)
     st.header("The search")
     st.number_input("search effort", key=_key("effort"), min_value=1, max_value=20, step=1,
-                    help="1: every setting once, the 9 best-fitting 4 times, the 3 best 12 times, then 12 fresh "
+                    help="1: every setting once, the 9 best-fitting 4 times, the 3 best 12 times, then 24 fresh "
                          "runs of the pick; 2 doubles every count.")
     slots.under("effort")
     if not hype:

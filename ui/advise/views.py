@@ -72,10 +72,12 @@ def _show_fbo(advice: Advice, suffix: str) -> None:
                                                             "broadcast instead of its own sample.")
     cols[5].metric("ε spent", f"{advice.epsilon_spent:.4g}", help=f"at δ = {advice.delta:g} after "
                                                                   f"T = {advice.iterations} releases")
-    where = ("on 12 fresh runs the search never used" if advice.predicted_from == "validation"
+    where = (f"on {rec.runs} fresh runs the search never used" if advice.predicted_from == "validation"
              else "on the search's own runs (optimistic until the validation runs finish)")
+    low, high = rec.interval
+    interval = f"; 95 % interval {low:.4g} to {high:.4g}" if math.isfinite(low) else ""
     st.markdown(f"**Predicted {advice.metric_label}** after T = {advice.iterations}: "
-                f"**{_pm(rec.utility, rec.stderr)}** (mean ± standard error, {where}).")
+                f"**{_pm(rec.utility, rec.stderr)}** (mean ± standard error, {where}{interval}).")
     if advice.references:
         ref_cols = st.columns(2)
         for col, name, words in ((ref_cols[0], "fts-de", "The budget's cost: FTS-DE without privacy"),
@@ -135,7 +137,7 @@ def _sensitivity(advice: Advice) -> None:
                      "federation helps": "yes" if row.get("federation_helps") else "no"})
     st.dataframe(readable(pd.DataFrame(rows), digits=3), hide_index=True)
     st.caption("A change is called only when another finalist beats the pick significantly on the changed task "
-               "(paired, 4 runs per setting at effort 1: only large differences show).")
+               "(paired, 3 runs per setting at effort 1: only large differences show).")
 
 
 def _show_hype(advice: HypeAdvice) -> None:
