@@ -4,15 +4,17 @@ overturns (holds <-> reversed) or turns not significant.
 For every stored claim of a paper whose verdict is decisive (holds, reversed, differs) and rests on runs, the
 same comparison is run again at seed ``THIRD_OFFSET`` (200000: neither the discovery's 0 nor the replication's
 100000), at the stored runs per setting, on the settings those claims compare only
-(engine.reproduce.replication.restrict). A claim on the third set is *confirmed* when its two-sided p is below
-0.05 the same way, *overturned* when it is the opposite way, *not significant* otherwise. Nothing is tuned on it:
-the verdicts stay those of discovery and replication.
+(engine.reproduce.replication.restrict); generated parts draw new objectives there, as every seed set does. A
+claim on the third set is *confirmed* when its one-sided p in the stored verdict's direction is below 0.05 (over
+its units: runs, or objective draws), *overturned* when its two-sided p is below 0.05 the opposite way, *not
+significant* otherwise. Nothing is tuned on it: the verdicts stay those of discovery and replication.
 
 Usage::
 
     DPBO_DATA_DIR=../shared/datasets python -m benchmarks.third_seed_set [--papers po-gp-ucb,dp-fts-de] [--workers 2]
 
-``dp-fts-de`` means its synthetic parts (synthetic, synthetic-appendix, heterogeneous). Prints a JSON summary and
+``dp-fts-de`` means its synthetic parts (synthetic, synthetic-appendix, heterogeneous); ``fts`` its synthetic part
+unless ``--parts`` says otherwise. Prints a JSON summary and
 writes it to ``benchmarks/results/third_seed_set.json`` (``--out``); with ``--provenance`` also into
 ``data/reproduction/provenance.json`` under ``"third_seed_set"``.
 """
@@ -28,7 +30,7 @@ from datetime import date
 from pathlib import Path
 
 from benchmarks import RESULTS
-from engine.reproduce.claims import ALPHA, deciding, p_two_sided, signed_z, tally, test_of
+from engine.reproduce.claims import ALPHA, deciding, p_one_sided, p_two_sided, signed_z, tally, test_of, units_of
 from engine.reproduce.replication import THIRD_OFFSET, restrict
 
 SYNTHETIC_PARTS = ("synthetic", "synthetic-appendix", "heterogeneous")
@@ -56,6 +58,14 @@ def third_run(paper: str, payload: dict, wanted: dict, seed: int, workers: int, 
         results = run_parts([(restrict(PART_SPECS[n], c), runs[n]) for n, c in wanted.items()], seed=seed,
                             jobs=workers)
         return {"parts": {name: r.to_json() for name, r in results.items()}}
+    if paper == "fts":
+        from engine.reproduce import fts
+
+        specs = {n: restrict(fts.PART_SPECS[n], c) for n, c in wanted.items()}
+        per = min([r for n, r in runs.items() if n != "synthetic"] or [fts.RUNS])
+        functions = runs.get("synthetic", fts.FUNCTIONS * fts.INITIALISATIONS) // fts.INITIALISATIONS
+        results = fts.reproduce(tuple(wanted), runs=per, functions=functions, seed=seed, jobs=workers, specs=specs)
+        return {"parts": {name: r.to_json() for name, r in results.items()}}
     from engine.reproduce.papers import paper_module
 
     return paper_module(paper).reproduce(tuple(wanted), runs=runs[next(iter(wanted))], seed=seed)
@@ -79,12 +89,14 @@ def judge_third(payload: dict, again: dict, wanted: dict) -> dict:
                 z = None if not n.get("stderr") else (margin - abs(n["difference"])) / n["stderr"]
             else:
                 z = signed_z(n.get("difference"), n.get("stderr"))
-            held = tally(claim["verdict"]) == "holds"
+            way = 1.0 if tally(claim["verdict"]) == "holds" else -1.0
             counts["decisive"] += 1
-            if z is None or p_two_sided(z, n.get("runs")) >= ALPHA:
-                outcome = "not significant"
+            if z is not None and p_one_sided(way * z, units_of(n)) < ALPHA:
+                outcome = "confirmed"
+            elif z is not None and p_two_sided(z, units_of(n)) < ALPHA:
+                outcome = "overturned"
             else:
-                outcome = "confirmed" if (z > 0) == held else "overturned"
+                outcome = "not significant"
             counts[outcome] += 1
             if outcome != "confirmed":
                 changed.append({"part": name, "claim": text, "stored": claim["verdict"], "third": outcome,
@@ -110,7 +122,8 @@ def main(argv=None) -> int:
     started = time.perf_counter()
     for paper in args.papers.split(","):
         payload = stored_payload(paper)
-        parts = ((tuple(args.parts.split(",")) if args.parts else SYNTHETIC_PARTS) if paper == "dp-fts-de"
+        defaults = {"dp-fts-de": SYNTHETIC_PARTS, "fts": ("synthetic",)}
+        parts = ((tuple(args.parts.split(",")) if args.parts else defaults[paper]) if paper in defaults
                  else tuple(payload["parts"]))
         wanted = decisive_claims(payload, parts)
         t0 = time.perf_counter()

@@ -21,6 +21,7 @@ from engine.reproduce.fts import stored as stored_fts
 from engine.reproduce.stored import stored_part
 from engine.reproduce.stored_papers import stored_payloads
 from engine.reproduce.stored_papers import summary as reproduction_summary
+from engine.reproduce.tallies import stored_tallies
 from ui.reproduction.papers import PAPER_LABELS, names, page_title, show_beside, show_claims, show_summary
 from engine.validation import ConfigError
 from ui.kit.cached import cached_lines_cost, cached_objective
@@ -53,19 +54,22 @@ paper = controls.current()["paper"]
 # ---------------------------------------------------------------- every paper at a glance
 st.title(page_title(set(payloads) | {"dp-fts-de"}))
 st.write(f"The experiments of {names(set(payloads) | {'dp-fts-de'})} run with this engine as their authors ran "
-         "them, each setting over many seeded runs. Every claim a paper makes about its figures is tested run by "
-         "run, twice: it *holds* (or is *reversed*) only when the discovery runs are decisive after correcting for "
-         "the paper's many claims (false discovery rate 5 %) and an independent replication seed set agrees; "
-         "*inconsistent* when the two disagree, *not significant* otherwise. Claims of sameness are equivalence "
-         "tests within a stated margin, and each claim says the smallest difference its runs could detect.")
+         "them, each setting over many seeded runs. Every claim a paper makes about its figures is tested twice: it "
+         "*holds* (or is *reversed*) only when the discovery runs are decisive after correcting for the paper's "
+         "many claims (false discovery rate 5 %) and a replication on fresh runs confirms it in the same "
+         "direction; on generated functions every seed set draws new functions and the test counts functions. "
+         "*Not significant* says what the evidence does: it leans the paper's way, leans against it, or the runs "
+         "could not tell (underpowered). Claims of sameness are equivalence tests within a margin taken from the "
+         "paper before the runs (not tested where the paper gives none), and each claim says the difference the "
+         "whole rule would confirm with 80 % chance.")
 opening.note()
 st.subheader("Every paper at a glance")
-st.caption("The stored reproductions (data/reproduction/): per paper and figure, in each paper's order, how many of "
-           "its claims hold, are not significant, reversed or inconsistent, on the paper's data, a labelled stand-in "
-           "or generated data; claims that hold by construction (a stand-in built to reach a branch, an arithmetic "
-           "identity) are counted apart, and claims on a data set the paper did not use beside the tally. Choose a "
-           "paper in the sidebar (or follow a row's link) to read its figures below, one paper at a time.")
-show_summary(reproduction_summary())
+st.caption("The stored reproductions (data/reproduction/): per paper and kind of data (the paper's own, a labelled "
+           "stand-in, generated, another real data set beside the paper's tally), every claim once, never added up "
+           "across kinds; identities (exact computations such as a privacy loss: no data) and claims that hold by "
+           "construction are counted apart. Below, per figure. Choose a paper in the sidebar (or follow a row's "
+           "link) to read its figures, one paper at a time.")
+show_summary(reproduction_summary(), stored_tallies())
 st.divider()
 if paper == "fts":
     st.header(PAPER_LABELS["fts"])

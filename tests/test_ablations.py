@@ -12,8 +12,7 @@ import pytest
 from engine.fbo import FboConfig, run_fbo
 from engine.objectives import synthetic
 from engine.privacy import default_delta, epsilon
-from engine.reproduce import ablations
-from engine.reproduce.claims import verdict_of
+from engine.reproduce import ablation_own, ablations
 from engine.reproduce.dp_fts_de import PART_SPECS
 from engine.reproduce.stored import STORED_DIR
 
@@ -48,18 +47,21 @@ def test_scale_one_is_the_engine_bit_for_bit_and_a_scale_multiplies_only_the_sen
 
 def test_neighbour_switch_changes_only_the_fixed_sample_relation():
     delta = default_delta(29, "paper")     # Fig. 11 at the paper's delta
-    ours = ablations.fixed_sample_epsilon(0.35, 1.0, 60, delta, 29)
+    ours = ablation_own.fixed_sample_epsilon(0.35, 1.0, 60, delta, 29)
     assert ours == epsilon(0.35, 1.0, 60, delta, "rdp", sampling="fixed", n_agents=29)
-    theirs = ablations.fixed_sample_epsilon(0.35, 1.0, 60, delta, 29, "add-remove")
+    theirs = ablation_own.fixed_sample_epsilon(0.35, 1.0, 60, delta, 29, "add-remove")
     assert theirs == epsilon(0.35, 1.0, 60, delta, "rdp", sampling="poisson")
     # The values Fig. 11's investigation quotes (engine.privacy.paper.FIG11_MAIN).
     assert round(ours, 2) == 160.59 and round(theirs, 2) == 13.50
     with pytest.raises(Exception, match="neighbouring relation"):
-        ablations.fixed_sample_epsilon(0.35, 1.0, 60, delta, 29, "swap")
+        ablation_own.fixed_sample_epsilon(0.35, 1.0, 60, delta, 29, "swap")
 
 
 def test_fig11_table_matches_the_stored_verdicts_on_our_side():
-    table = ablations.fig11_ablation()
+    from engine.reproduce.ablation_rule import decide_ablations
+
+    table = decide_ablations({"ablations": {"fig11-neighbours": ablation_own.fig11_ablation()}})["ablations"][
+        "fig11-neighbours"]
     stored = json.loads((STORED_DIR / "dp-fts-de-landmine-renyi.json").read_text())["parts"]["landmine-renyi"]
     by_claim = {c["claim"]: c for c in stored["claims"]}
     assert len(table["rows"]) == len(PART_SPECS["landmine-renyi"].claims)
@@ -96,22 +98,38 @@ def test_metric_switch_is_the_authors_predict_proba_and_the_default_unchanged(da
 
 
 def test_stored_tables_follow_the_verdict_rule_and_cover_their_claims():
+    import copy
+
+    from engine.reproduce.ablation_rule import decide_ablations
+
     path = STORED_DIR / "ablations.json"
     if not path.is_file():
         pytest.skip("data/reproduction/ablations.json not generated")
     stored = json.loads(path.read_text())
     assert stored["provenance"]["command"].startswith("python -m engine reproduce ablations")
+    # Every side's verdict is the one rule's over the whole family, from the stored numbers.
+    again = decide_ablations(copy.deepcopy({"ablations": stored["ablations"]}))
     for name, table in stored["ablations"].items():
         spec = ablations.ABLATIONS[name]
         if spec["part"] in PART_SPECS:
             expected = ablations.matching_claims(PART_SPECS[spec["part"]], spec["claims"])
             assert [row["claim"] for row in table["rows"]] == [c.text for c in expected]
-        for row in table["rows"]:
+        for row, fresh in zip(table["rows"], again["ablations"][name]["rows"]):
             for side in ("with", "without"):
-                numbers = row[side]
-                if numbers["stderr"] and "ratio" not in numbers:
-                    assert verdict_of(numbers["difference"], numbers["stderr"])[0] == numbers["verdict"]
+                assert row[side]["verdict"] == fresh[side]["verdict"], (name, row["claim"], side)
             assert row["conclusion"] == ablations.conclusion_of(row["deviation"], row["with"], row["without"])
+        if spec.get("stored_with"):
+            # Our side is the stored reproduction itself: its numbers and its verdict, not a run of its own.
+            from engine.reproduce.stored_papers import stored_payload
+
+            claims = {c["claim"]: c for p in stored_payload("dp-fts-de")["parts"].values() for c in p["claims"]}
+            for row in table["rows"]:
+                mine = claims[row["claim"]]
+                assert row["with"]["verdict"] == mine["verdict"], row["claim"]
+                assert row["with"]["difference"] == mine["numbers"]["difference"], row["claim"]
+        if spec["switch"] in ("omega-scale", "clip-bound"):
+            # The clip factor was fitted on a seed set of its own, never on the runs it judges.
+            assert table["fitted_on"]["seed"] not in (table["seed"], table["seed"] + 100_000)
 
 
 def test_cli_runs_an_ablation_and_refuses_an_unknown_one_in_a_sentence(capsys):

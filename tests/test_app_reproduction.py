@@ -208,9 +208,20 @@ def test_the_page_opens_on_every_papers_summary_with_a_link_to_each_figures_clai
     assert list(table["by construction"]) == [r["by construction"] for r in rows]
     assert list(table["other data (beside)"]) == [r["other data"] for r in rows]
     assert "stand-in" in set(table["data"]) and "generated" in set(table["data"])
-    per_paper = at.table[0].value
-    hype = per_paper.loc[next(i for i in per_paper.index if i.startswith("DP-HYPE"))]
-    assert hype["other data (beside)"] > 0 and hype["by construction"] > 0 and hype["on other"] > 0
+    # Above it, the verdicts per paper and data kind, never added up across kinds, identities in rows of their own.
+    from engine.reproduce.tallies import stored_tallies
+    from ui.reproduction.papers import SHORT_KINDS as KIND_LABELS
+
+    per_kind = at.table[0].value
+    tallies = stored_tallies()
+    expected = [(p, KIND_LABELS[k]) for p in ("dp-fts-de", "fts", "dp-hype", "po-gp-ucb") for k in tallies[p]]
+    names = {"dp-fts-de": "DP-FTS-DE", "fts": "FTS", "dp-hype": "DP-HYPE", "po-gp-ucb": "PO-GP-UCB"}
+    assert list(zip(per_kind["paper"], per_kind["data"])) == [(names[p], k) for p, k in expected]
+    fig11 = per_kind[(per_kind["paper"] == "DP-FTS-DE") & (per_kind["data"] == KIND_LABELS["identity"])]
+    assert list(fig11["claims"]) == [tallies["dp-fts-de"]["identity"]["claims"]]
+    ours = per_kind[(per_kind["paper"] == "DP-FTS-DE") & (per_kind["data"] == KIND_LABELS["paper"])].iloc[0]
+    assert ours["reversed"] == tallies["dp-fts-de"]["paper"]["reversed"]
+    assert ours["n.s., leans the paper's way"] == tallies["dp-fts-de"]["paper"]["readings"]["leans the paper's way"]
     paper_of = {"DP-FTS-DE": "dp-fts-de", "FTS": "fts", "DP-HYPE": "dp-hype", "PO-GP-UCB": "po-gp-ucb"}
     for link, r in zip(table["see"], rows):
         assert link.startswith(f"Paper_reproduction?paper={r['paper']}") and link.endswith(f"#{r['anchor']}")
@@ -241,8 +252,8 @@ def test_the_title_the_selector_and_the_summary_name_every_stored_paper():
     assert selector.label == "paper" and set(selector.options) >= {
         "DP-FTS-DE (Dai et al. 2021)", "FTS (Dai, Low and Jaillet 2020)"} and len(selector.options) == 4
     assert all(any(o.startswith(names[p] + " (") for o in selector.options) for p in stored)
-    per_paper = at.table[0].value
-    assert [i.split(" (")[0] for i in per_paper.index] == ["DP-FTS-DE", "FTS", "DP-HYPE", "PO-GP-UCB"]
+    per_kind = at.table[0].value
+    assert list(dict.fromkeys(per_kind["paper"])) == ["DP-FTS-DE", "FTS", "DP-HYPE", "PO-GP-UCB"]
 
 
 def test_one_paper_at_a_time_its_claims_in_full_and_each_investigation_once():

@@ -114,15 +114,14 @@ NOT_RUN = {
                      "installs it in a fresh virtual environment",
     "pip install pip-tools": "changes the test environment; requirements.lock is checked by tests/test_hosting.py",
     "pip-compile": "needs the package index; requirements.lock is checked by tests/test_hosting.py",
-    "python -m engine reproduce dp-fts-de --parts landmine --runs 100":
-        "the stored 100-run reproduction (10 minutes on two cores); tests/test_reproduction_stored.py checks its "
-        "output in data/reproduction/ against docs/paper-comparisons.md",
     "python -m engine reproduce dp-fts-de --parts all":
         "every part of the paper at its run counts (tens of minutes on two cores); the stored parts are checked by "
         "tests/test_reproduction_stored.py, and tests/test_reproduce_appendix.py runs a new part small",
-    "python -m engine reproduce dp-fts-de --parts synthetic --synthetic-runs 100":
-        "the stored 100-run reproduction (minutes on two cores); tests/test_reproduction_stored.py checks its "
-        "output in data/reproduction/ against docs/paper-comparisons.md",
+    "python -m engine reproduce dp-fts-de --parts all --synthetic-runs 100":
+        "the stored reproduction (about an hour of CPU on two cores); tests/test_reproduction_stored.py checks its "
+        "output in data/reproduction/, tests/test_sentences.py docs/paper-comparisons.md against it",
+    "python -m benchmarks.rejudge_stored --docs":
+        "rewrites the stored files and the doc; tests/test_sentences.py checks the doc equals what it would write",
 }
 
 

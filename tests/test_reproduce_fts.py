@@ -24,8 +24,8 @@ def test_reproduce_fts_with_two_runs_lists_a_claim_for_every_figure(monkeypatch,
     rng = np.random.default_rng(0)
     seen = []
 
-    def fake_settings(base, settings, *, runs, seed=0, jobs=None, progress=None):
-        seen.append((base.get("objective_seed"), runs))
+    def fake_settings(base, settings, *, runs, seed=0, jobs=None, progress=None, draws="fixed", per_draw=1):
+        seen.append((draws, per_draw, runs))
         return {s.key: _result(s.key, rng.random((runs, base["iterations"] + 1))) for s in settings}
 
     def fake_timed_run(config, objective=None):
@@ -46,11 +46,11 @@ def test_reproduce_fts_with_two_runs_lists_a_claim_for_every_figure(monkeypatch,
     assert set(payload["parts"]) == set(fts.PARTS)
     assert fts.figures_claimed(payload) >= FIGURES
     for part in payload["parts"].values():
-        assert part["runs"] == (2 * fts.FUNCTIONS if part["name"] == "synthetic" else 2)
+        assert part["runs"] == (fts.FUNCTIONS * fts.INITIALISATIONS if part["name"] == "synthetic" else 2)
         assert all(c["verdict"] in ("holds", "not significant", "reversed", "differs", "inconsistent")
                    for c in part["claims"])
-    # The synthetic figures average over 5 GP functions, each with the same seeds (paired runs).
-    assert sorted(s for s, _ in seen if s is not None) == list(range(fts.FUNCTIONS))
+    # The synthetic figures draw a function per initialisation block for the seed set (not five fixed ones).
+    assert ("run", fts.INITIALISATIONS, fts.FUNCTIONS * fts.INITIALISATIONS) in seen
     assert {item["figure"] for item in payload["not_reproducible"]} == {"fig2b", "fig2c", "fig3b", "fig3c"}
     assert "machine" in payload and payload["machine"]
 
@@ -65,7 +65,11 @@ def test_every_claim_names_settings_its_part_runs():
     assert "TAF (M = 100, sends 10101)" in labels
 
 
-def test_a_claim_of_alike_settings_holds_within_two_standard_errors():
+def test_a_claim_of_alike_settings_holds_within_its_registered_margin_and_is_untested_without_one(monkeypatch):
+    from engine.reproduce import margins
+
+    monkeypatch.setattr(margins, "MARGINS", {
+        text: margins.Margin(0.01, "test", "2026-11-29", (0.1,)) for text in ("a and b alike", "a and c alike")})
     rng = np.random.default_rng(3)
     base = rng.normal(0.2, 0.05, size=(RUNS_PER_BLOCK, 4))
     results = {"a": _result("a", base), "b": _result("b", base + rng.normal(0, 0.01, base.shape)),
@@ -75,11 +79,16 @@ def test_a_claim_of_alike_settings_holds_within_two_standard_errors():
     verdicts = judge([alike, apart], results)
     assert [v.verdict for v in verdicts] == ["holds", "differs"]
     assert [v.holds for v in verdicts] == [True, False]
+    assert verdicts[0].numbers["equivalence_margin"] == 0.01 and verdicts[0].numbers["margin_source"] == "test"
+    monkeypatch.setattr(margins, "MARGINS", {})
+    [untested] = judge([alike], results)
+    assert untested.verdict == "not significant" and untested.decision["test"] == "untested"
+    assert untested.decision["reading"] == "not tested" and "no margin" in untested.decision["why"]
 
 
 @pytest.mark.parametrize("argv, fragment", [
     (["reproduce", "fts", "--parts", "emnist"], "reproduction part"),
-    (["reproduce", "fts", "--functions", "0"], "functions"),
+    (["reproduce", "fts", "--functions", "1"], "functions"),
 ])
 def test_bad_fts_options_are_one_sentence_and_exit_2(capsys, argv, fragment):
     assert main(argv) == 2
@@ -102,15 +111,12 @@ def test_the_stored_reproduction_covers_every_part_setting_and_claim():
     assert stored["provenance"]["command"].startswith("python -m engine reproduce fts")
 
 
-def test_the_docs_show_the_stored_verdicts_and_numbers():
+def test_the_docs_show_every_stored_part_in_a_block_made_from_it():
     from pathlib import Path
 
-    from engine.reproduce.report import deciding_comparison
+    from engine.reproduce.docs_blocks import names
 
     text = (Path(__file__).resolve().parents[1] / "docs" / "paper-comparisons.md").read_text()
-    for part in fts.stored()["output"]["parts"].values():
-        for claim in part["claims"]:
-            n = deciding_comparison(claim["numbers"])
-            row = (f"| {claim['claim']} ({claim['source']}) | {claim['verdict']} | "
-                   f"{n['difference']:+.4f} ± {n['stderr']:.4f} |")
-            assert row in text, row
+    blocks = set(names(text))
+    # Each part's claims table is made from the stored JSON (tests/test_sentences.py: the doc equals it).
+    assert {f"claims:fts:{name}" for name in fts.stored()["output"]["parts"]} <= blocks

@@ -79,7 +79,8 @@ def test_dp_hype_lists_a_claim_for_every_figure_and_every_verdict_follows_from_i
     # Theorem V.1 and the dropout tolerance: identities apart, the measured claims generated as the paper's.
     theory = [c for c in parts["simulation"]["claims"] if c["figure"] in ("Thm V.1", "App. A")]
     assert len(theory) == 6 and sum(c["by_construction"] for c in theory) == 2
-    assert all(c["data_kind"] == "generated" for c in theory)
+    assert all(c["data_kind"] == ("identity" if c["by_construction"] else "generated") for c in theory)
+    assert all(c["data_kind"] == "identity" for name in ("communication", "noise") for c in parts[name]["claims"])
     _check_verdicts(payload)
     assert len(parts["simulation"]["fig2b_success"]) == 6          # |H_good| = 2 ... 64 (128 > p)
     json.dumps(payload)

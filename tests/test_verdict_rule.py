@@ -10,7 +10,7 @@ import pytest
 
 from engine.reproduce.claims import (ALPHA, DATA_KINDS, DETECTABLE, Z_REPLICATION, benjamini_hochberg, decide,
                                      redecided)
-from engine.reproduce.papers import BY_CONSTRUCTION, OTHER_DATA, summary_rows
+from engine.reproduce.papers import BY_CONSTRUCTION, IDENTITIES, OTHER_DATA, summary_rows
 from engine.reproduce.stored_papers import stored_payloads
 
 
@@ -34,16 +34,28 @@ def test_decisive_both_ways_is_inconsistent():
 
 
 def test_decisive_in_discovery_only_is_not_significant_and_says_not_replicated():
-    [claim] = decide([_claim(5.0, replication=(1.5, 1.0))])     # replication z = 1.5 < 1.96
+    [claim] = decide([_claim(5.0, replication=(1.5, 1.0))])     # replication z = 1.5 < 1.645, one-sided
     assert claim["verdict"] == "not significant" and claim["why"].startswith("not replicated")
+    # It leaned the paper's way in both seed sets: the reading says so.
+    assert claim["reading"] == "leans the paper's way"
 
 
-def test_an_underpowered_claim_is_not_significant_and_says_what_it_could_detect():
+def test_the_replication_is_one_sided_in_the_discoverys_direction():
+    # z = 1.8 in replication: not two-sided significant (1.96), one-sided it is (1.645).
+    held, back = decide([_claim(5.0, replication=(1.8, 1.0)), _claim(-5.0, replication=(1.8, 1.0))])
+    assert held["verdict"] == "holds" and held["why"] == "replicated"
+    # The other way at 1.8 is neither a confirmation nor (two-sided) a contradiction.
+    assert back["verdict"] == "not significant" and back["why"].startswith("not replicated")
+
+
+def test_an_underpowered_claim_is_not_significant_and_says_what_the_whole_rule_could_detect():
     # A real effect of 1.0 measured with s.e. 1.0: z = 1 in discovery, so it is never replicated.
-    [claim] = decide([_claim(1.0, stderr=1.0, replication=(1.0, 1.0))])
-    assert claim["verdict"] == "not significant"
-    assert claim["discovery"]["detectable"] == pytest.approx(DETECTABLE * 1.0) and DETECTABLE > 2.8
-    assert claim["why"].startswith("not decisive in discovery")
+    [claim] = decide([_claim(0.5, stderr=1.0, replication=(0.0, 1.0))])
+    assert claim["verdict"] == "not significant" and claim["why"].startswith("not decisive in discovery")
+    assert claim["reading"] == "underpowered"
+    # The whole rule (discovery at the BH cut-off, then a one-sided replication) needs more than one test does.
+    assert claim["power"]["single_test"] == pytest.approx(DETECTABLE * 1.0) and DETECTABLE > 2.8
+    assert claim["discovery"]["detectable"] > claim["power"]["single_test"]
 
 
 def test_without_a_replication_a_decisive_claim_keeps_its_discovery_verdict_and_says_so():
@@ -121,17 +133,18 @@ def test_every_summary_rows_counts_add_up_to_its_claims():
     assert rows
     for row in rows:
         tallied = sum(row[v] for v in ("holds", "not significant", "reversed", "inconsistent"))
-        assert tallied + row[BY_CONSTRUCTION] + row[OTHER_DATA] == row["claims"], row
+        assert tallied + row[BY_CONSTRUCTION] + row[IDENTITIES] + row[OTHER_DATA] == row["claims"], row
         assert sum(row["kinds"].values()) == row["claims"] and sum(row["other"].values()) == row[OTHER_DATA]
 
 
 def test_the_tallies_keep_other_data_and_identities_apart():
     rows = {(r["paper"], r["figure"]): r for r in summary_rows(PAYLOADS)}
-    # DP-HYPE's digits claims are beside the tally; its vector lengths and noise formula hold by construction.
+    # DP-HYPE's digits claims are beside the tally; its vector lengths and noise formula are identities.
     assert rows[("dp-hype", "Fig. 5")][OTHER_DATA] > 0
-    assert rows[("dp-hype", "Fig. 3")][BY_CONSTRUCTION] == rows[("dp-hype", "Fig. 3")]["claims"]
-    # Fig. 3a counts the landmine claims only; the nine Renyi privacy-loss claims are Fig. 11's.
+    assert rows[("dp-hype", "Fig. 3")][IDENTITIES] == rows[("dp-hype", "Fig. 3")]["claims"]
+    # Fig. 3a counts the landmine claims only; the nine Renyi privacy-loss claims are Fig. 11's, all identities.
     assert rows[("dp-fts-de", "Fig. 3a")]["claims"] == 13 and rows[("dp-fts-de", "Fig. 11")]["claims"] == 9
+    assert rows[("dp-fts-de", "Fig. 11")][IDENTITIES] == 9 and rows[("dp-fts-de", "Fig. 11")]["kinds"]["paper"] == 0
     # PO-GP-UCB's loan and property parts say "stand-in" in every claim; their branch claims are by construction.
     for part in ("loan", "property"):
         claims = PAYLOADS["po-gp-ucb"]["parts"][part]["claims"]

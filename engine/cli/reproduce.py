@@ -25,7 +25,7 @@ from engine.reproduce.dp_fts_de import (CORE_PARTS, LANDMINE_RUNS, SYNTHETIC_PAR
                                        part_runs)
 from engine.reproduce.claims import decide_payload
 from engine.reproduce.replication import replicate, replication_seed, reusable
-from engine.reproduce.report import Setting, block_seeds, deciding_comparison, setting_config
+from engine.reproduce.report import Setting, block_plan, deciding_comparison, setting_config
 from engine.reproduce.ablations import (ABLATIONS, NAMES as ABLATION_NAMES, OWN_CODE as ABLATION_OWN_CODE,
                                         ablation_lines, ablation_settings, block_cost, switched_config,
                                         run_ablations)
@@ -159,7 +159,7 @@ def _request(args) -> tuple[dict[str, tuple[str, ...]], int | None]:
         check_int("synthetic runs", args.synthetic_runs, 2, 10_000)
     if args.repetitions is not None:
         check_int("repetitions", args.repetitions, 2, 1_000_000)
-    check_int("functions", args.functions, 1, 100)
+    check_int("functions", args.functions, 2, 1000)
     if args.workers is not None and args.workers < 1:
         raise ConfigError(f"--workers must be at least 1, got {args.workers}.", "workers")
     from_args(args)         # --scheduler without --executor dask, a malformed address: one sentence, before pricing
@@ -179,16 +179,15 @@ def _fbo_cells(args, paper: str, parts) -> tuple[list[Cost], list[Cost]]:
     for name in parts:
         part = specs[name]
         if paper == "fts":
-            runs = _runs(args, paper)
+            # The fts synthetic part: one block per GP function drawn (its initialisations).
+            runs = args.functions * fts.INITIALISATIONS if name == "synthetic" else _runs(args, paper)
         else:
             runs = part_runs(name, _runs(args, paper), args.synthetic_runs)
-        # The fts synthetic part runs its blocks once per GP function.
-        repeats = args.functions if paper == "fts" and name == "synthetic" else 1
         # The run-time part steps single runs of the rivals by hand: priced as FTS runs of its base.
         settings = part.settings or (Setting("fts", "FTS", dict(algorithm="fts")),)
-        for block_seed, size in block_seeds(args.seed, runs) * repeats:
+        for block_seed, size, objective in block_plan(args.seed, runs, part.draws, part.per_draw):
             for setting in settings:
-                config = setting_config(part.base, setting, block_seed, size)
+                config = setting_config(part.base, setting, block_seed, size, objective)
                 key = block_key(config)
                 if key in seen and paper == "dp-fts-de":    # a block two parts share is made once
                     continue
@@ -212,8 +211,10 @@ def _ablation_cells(args, names) -> tuple[list[Cost], list[Cost]]:
         keys = {key for _, key in ablation_settings((name,))}
         settings = [s for s in part.settings if s.key in keys]
         for side in (None, spec["switch"]):
-            for block_seed, size in block_seeds(args.seed, _runs(args, "ablations")):
-                cells += [block_cost(setting_config(base, setting, block_seed, size), side) for setting in settings]
+            for block_seed, size, objective in block_plan(args.seed, _runs(args, "ablations"), part.draws,
+                                                          part.per_draw):
+                cells += [block_cost(setting_config(base, setting, block_seed, size, objective), side)
+                          for setting in settings]
             config = switched_config(setting_config(base, settings[0], args.seed, 1), side)
             shared.append(objective_cost(config.dataset, resolve_agents(config), alpha=config.alpha,
                                          domain=config.domain, table_ready=objective_ready(config)))
@@ -263,13 +264,14 @@ def _stored(args, paper: str, parts) -> dict:
     return reusable(paper, parts)
 
 
-def _replicated(args, paper: str, payload: dict, workers) -> dict:
-    """``payload`` decided over the paper's claims, and (unless --no-replication) replicated."""
+def _replicated(args, paper: str, payload: dict, workers, keep=()) -> dict:
+    """``payload`` decided over the paper's claims, and (unless --no-replication) replicated; the reused stored
+    parts ``keep`` (one objective for every seed set: their design unchanged) keep their stored replication."""
     decide_payload(payload)
     if args.no_replication:
         return payload
     started = time.perf_counter()
-    replicate(paper, payload, args.seed, jobs=workers, progress=_progress(args.quiet))
+    replicate(paper, payload, args.seed, jobs=workers, progress=_progress(args.quiet), keep=keep)
     payload["replication"] = {"seed": replication_seed(args.seed),
                               "seconds": round(time.perf_counter() - started, 1)}
     return payload
@@ -278,7 +280,8 @@ def _replicated(args, paper: str, payload: dict, workers) -> dict:
 def _fbo_paper(args, paper: str, parts, workers) -> dict:
     started = time.perf_counter()
     if paper == "ablations":
-        payload = run_ablations(parts, runs=_runs(args, paper), seed=args.seed, jobs=workers)
+        payload = run_ablations(parts, runs=_runs(args, paper), seed=args.seed, jobs=workers,
+                                replicate=not args.no_replication)
         payload.update(paper="ablations", seed=args.seed, seconds=round(time.perf_counter() - started, 1))
         if not args.quiet:
             print("\n".join(ablation_lines(payload)), file=sys.stderr, flush=True)
@@ -298,7 +301,8 @@ def _fbo_paper(args, paper: str, parts, workers) -> dict:
                "parts": {name: stored.get(name) or made[name] for name in parts}, **extra}
     if stored:
         payload["reused"] = sorted(stored)
-    _replicated(args, paper, payload, workers)
+    specs = fts.PART_SPECS if paper == "fts" else PART_SPECS
+    _replicated(args, paper, payload, workers, keep={name for name in stored if specs[name].draws == "fixed"})
     payload["seconds"] = round(time.perf_counter() - started, 1)
     if not args.quiet:
         print("\n".join(summary_lines(payload)), file=sys.stderr, flush=True)

@@ -75,8 +75,12 @@ def _combine(weights, vectors: np.ndarray) -> np.ndarray:
     return np.einsum("pn,rnm->rpm", weights, vectors)
 
 
+PHI_MAX = ("global", "per-region")
+
+
 def aggregate_batch(vectors: np.ndarray, weights: np.ndarray, *, q: float, z: float, S: float,
-                    rng: np.random.Generator, private: bool, sampling: str = "poisson") -> BatchServerStep:
+                    rng: np.random.Generator, private: bool, sampling: str = "poisson", phi_max: str = "global",
+                    clip_factor: float = 1.0) -> BatchServerStep:
     """One server round for R runs.
 
     Parameters
@@ -91,6 +95,14 @@ def aggregate_batch(vectors: np.ndarray, weights: np.ndarray, *, q: float, z: fl
     private : bool
         False: every agent is used, no clipping, no noise (q, z, S ignored).
     sampling : {"poisson", "fixed"}
+    phi_max : {"global", "per-region"}
+        ``global`` (the paper, and the only setting a run uses): the noise std z phi_max S / q with phi_max over
+        every sub-region and agent (Algorithm 1, line 11; its privacy analysis covers it). ``per-region``: an
+        ablation switch only (engine.reproduce.ablation_runs), the authors' landmine code, each sub-region's
+        noise from its own largest weight (landmine_dp_fts_de.py:145, ``np.max(ws)``).
+    clip_factor : float
+        An ablation switch only: the clipping bound S / sqrt(P) times this factor, the noise unchanged (1: the
+        paper's).
 
     Returns
     -------
@@ -112,8 +124,10 @@ def aggregate_batch(vectors: np.ndarray, weights: np.ndarray, *, q: float, z: fl
     q = check_range("q", q, 0, 1, low_open=True)
     z = check_positive("z", z)
     S = check_positive("S", S)
+    check_choice("phi_max", phi_max, PHI_MAX)
+    clip_factor = check_positive("clip_factor", clip_factor)
     selected = select_agents(R, N, q, rng, sampling)
-    threshold = S / np.sqrt(P)
+    threshold = clip_factor * S / np.sqrt(P)
     norms = np.linalg.norm(vectors, axis=2)
     # Line 9: omega / max(1, ||omega|| / (S / sqrt(P))), applied to the selected agents.
     scale = np.where(selected, 1.0 / np.maximum(1.0, norms / threshold), 1.0)
@@ -124,9 +138,14 @@ def aggregate_batch(vectors: np.ndarray, weights: np.ndarray, *, q: float, z: fl
     # Line 11: noise std z * phi_max * S / q, phi_max over all sub-regions and agents (the paper's text, Sec. 3.3:
     # phi_max = max over i and n). The authors' landmine code takes the max of each sub-region's own weights
     # (landmine_dp_fts_de.py:145, np.max(ws)), less noise where a sub-region has more own explorers (landmine
-    # sub-region 0: 7.86 against 8.98); we keep the text (data/reproduction/authors-trace.json, docs).
+    # sub-region 0: 7.86 against 8.98); we keep the text (data/reproduction/authors-trace.json, docs); theirs is
+    # the ablation switch ``phi_max="per-region"``, never a run's default.
     noise_std = float(z * weights.max() * S / q)
-    noise = rng.normal(0.0, noise_std, size=(R, P, M))
+    if phi_max == "per-region":
+        region_max = np.asarray(weights, float).max(axis=1)                                   # (P,)
+        noise = rng.normal(0.0, 1.0, size=(R, P, M)) * (z * region_max * S / q)[None, :, None]
+    else:
+        noise = rng.normal(0.0, noise_std, size=(R, P, M))
     return BatchServerStep(vectors, selected, clipped, clipped_vectors, weights, signal, noise, noise_std,
                            signal + noise)
 

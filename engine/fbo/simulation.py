@@ -72,6 +72,9 @@ INITIAL_STREAM = 21   # the target agents' initial inputs in the FTS paper's set
 class Simulation:
     """A lazily computed federated BO experiment (all ``config.runs`` runs as one batch).
 
+    ``server_options`` (class attribute, empty: the paper's server) is set only by the reproduction's ablations
+    (engine.reproduce.ablation_runs): switches of :func:`engine.fbo.server.aggregate_batch`.
+
     Parameters
     ----------
     config : FboConfig
@@ -100,6 +103,8 @@ class Simulation:
         features (``domain.X``, ``domain.phi`` (R, C, M) for tables), the
         sub-regions, each agent's sub-region, and the agents' posteriors.
     """
+
+    server_options: dict = {}
 
     def __init__(self, config: FboConfig, objective: Objective | None = None):
         start = time.perf_counter()
@@ -250,7 +255,7 @@ class Simulation:
             weights = region_weights(self.assignment, self.P, t, a=cfg.weight_a, schedule=cfg.weight_schedule,
                                         mode=cfg.weights)
             step = aggregate_batch(self._sent, weights, q=cfg.q, z=self.z, S=cfg.S, rng=rng,
-                                   private=cfg.is_private, sampling=cfg.sampling)
+                                   private=cfg.is_private, sampling=cfg.sampling, **self.server_options)
             use_other = rng.random((R, N)) < p_other
         elif self._variant == "concurrent":
             # App. D.2.1's general setting: every agent is a target and borrows the current omega of a

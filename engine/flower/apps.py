@@ -13,6 +13,7 @@ its tool needs when it starts (a ServerApp process serves one tool).
 from __future__ import annotations
 
 import json
+import math
 import time
 
 from flwr.app import Context
@@ -175,7 +176,8 @@ def run_hype(grid: Grid, context: Context) -> dict:
         workflow = DropoutTolerantSecAggPlus(num_shares=1.0, reconstruction_threshold=RECONSTRUCTION_THRESHOLD,
                                              max_weight=1.0, clipping_range=plan.clipping_range,
                                              quantization_range=QUANTIZATION_RANGE,
-                                             timeout=float(settings["reply_timeout"]))
+                                             timeout=float(settings["reply_timeout"]),
+                                             min_reports=math.ceil((1.0 - config.xi) * config.clients - 1e-9))
         DefaultWorkflow(fit_workflow=workflow)(grid, legacy)
     except Exception as err:  # noqa: BLE001 - any failure is the run's: the summary says if the winner was out
         status, error = FAILED, _error(err)

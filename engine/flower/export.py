@@ -97,8 +97,9 @@ WHAT = {
              "SecAgg+ sums the votes so the server learns only the sum, and the server returns the "
              "candidate with the most noisy votes. The server log states how much SecAgg+'s quantisation "
              "changes the sum and the epsilon. A vote survives clients lost before or during it while two "
-             "thirds of them (at least 2) remain; its summary gives the epsilon of the noise the reporting "
-             "clients added, more than planned when more than xi*n clients were lost."),
+             "thirds of them (at least 2) remain and no more than the xi*n its noise is planned for were lost; "
+             "with more losses the sum is not unmasked, nothing is released and nothing is spent, so a vote "
+             "never spends more epsilon than its plan."),
 }
 HOOK = {"fbo": "set `evaluate` to your objective, `evaluate(x) -> float`.",
         "hype": "set `local_losses` to a function scoring the p candidates on the node's own data."}

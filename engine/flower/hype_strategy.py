@@ -21,8 +21,10 @@ Two paths, the same vote:
 Epsilon spent. The sum's noise is what the reporting clients added:
 per-client std sigma / sqrt((1 - xi) n) times sqrt(reported). With at least
 (1 - xi) n reports it is at least sigma and the vote spends at most the
-planned epsilon; with fewer it spends more, and the summary says how much
-(:meth:`SecAggHypeStrategy.spent`). A vote with no winner released nothing.
+planned epsilon (:meth:`SecAggHypeStrategy.spent`); with fewer masked votes
+:class:`DropoutTolerantSecAggPlus` does not unmask the sum (``min_reports``),
+so a vote never spends more than its plan. A vote with no winner released
+nothing.
 """
 
 from __future__ import annotations
@@ -177,6 +179,12 @@ class DropoutTolerantSecAggPlus(SecAggPlusWorkflow):
 
     halted: str | None = None
 
+    def __init__(self, *args, min_reports: int = 0, **kwargs):
+        super().__init__(*args, **kwargs)
+        # The fewest clients whose noise the vote's sigma is planned for (ceil((1 - xi) n)): with fewer masked
+        # votes the sum would carry less noise than planned, so it is not unmasked (never more epsilon than the plan).
+        self.min_reports = int(min_reports)
+
     def _check_threshold(self, state) -> bool:
         going_on = super()._check_threshold(state)
         if not going_on:
@@ -210,6 +218,13 @@ class DropoutTolerantSecAggPlus(SecAggPlusWorkflow):
         return self._check_threshold(state)
 
     def unmask_stage(self, grid, context, state) -> bool:
+        arrived = len(state.active_node_ids)       # the clients whose masked votes (and noise) are in the sum
+        if arrived < self.min_reports:
+            self.halted = (f"only {arrived} clients' votes arrived, fewer than the {self.min_reports} whose noise "
+                           "the vote's sigma is planned for (raise xi to tolerate more dropouts), so the sum was "
+                           "not unmasked and nothing was released")
+            log(WARNING, "SecAgg+: %s", self.halted)
+            return False
         going_on = self._timed("unmasking", super().unmask_stage, grid, context, state)
         if not going_on and self.halted is None:
             self.halted = "too few clients sent their shares to unmask the sum"

@@ -178,7 +178,10 @@ def _fit_isotropic(X, y, lengthscale_guess, noise_floor, n_lengthscales) -> SEHy
 
     def best_for(log_l: float):
         checkpoint()    # a few dozen eigendecompositions of up to a second together on the larger tasks
-        lam, Q = np.linalg.eigh(np.exp(-0.5 * d2 / np.exp(2 * log_l)))
+        try:
+            lam, Q = np.linalg.eigh(np.exp(-0.5 * d2 / np.exp(2 * log_l)))
+        except np.linalg.LinAlgError:   # LAPACK did not converge on this length-scale's kernel: not a candidate
+            return float("inf"), float("nan"), float("nan")
         nll, s2 = _profile_nll(np.clip(lam, 0.0, None), (Q.T @ y) ** 2, log_g)
         i = int(np.argmin(nll))
         return float(nll[i]), float(s2[i]), float(np.exp(log_g[i]))

@@ -149,7 +149,7 @@ def build_task(name: str, task_seed: int = 0, extent: float | None = None) -> Po
         return _build_task(name, int(task_seed), None if extent is None else float(extent))
 
 
-@lru_cache(maxsize=16)
+@lru_cache(maxsize=64)     # a reproduction's 50 synthetic draws, each reused by every setting
 def _build_task(name: str, task_seed: int, extent: float | None = None) -> PoTask:
     rng = np.random.default_rng([task_seed, 1729])
     if name == "synthetic":

@@ -10,25 +10,24 @@ The rule (:func:`decide`, docs/paper-comparisons.md "How a verdict is decided"),
 of one paper at once:
 
 1. **Discovery** (the runs at the command's seed, seed 0 for the stored files): every claim judged over runs
-   gets a signed z in the paper's favour and a two-sided p-value (Student's t with runs - 1 degrees of freedom,
-   so that 10 runs count as 10); an "any-of" claim (at least one of m
-   settings beats another) takes its best comparison and multiplies that p by m (Bonferroni); a claim of
-   sameness ("performs alike") is an equivalence test (TOST) against a margin stated with the claim,
-   z = (margin - |difference|) / s.e. The false discovery rate over the paper's claims is held at
-   ``ALPHA`` (Benjamini-Hochberg): a claim is *decisive* when its adjusted p is at most ``ALPHA``.
-2. **Replication** (an independent seed set, the same runs per setting): every decisive claim is run again
-   on the same comparison (an any-of claim: the comparison discovery chose). It is decisive there when its
-   two-sided p is below ``ALPHA`` (|z| > 1.96 over many runs).
-3. The verdict: **holds** / **reversed** (sameness: **holds** / **differs**) when both are decisive the same
-   way; **inconsistent** when they are decisive in opposite ways; **not significant** otherwise, with
-   ``why`` saying whether discovery was not decisive or replication did not confirm it ("not replicated").
-   A claim without replication numbers (a quick run, ``--no-replication``) keeps its discovery verdict and
-   says "discovery only". Exact facts (no spread, a formula or an identity) are decided by their sign and
-   sizes (a percentage within a factor, ``kind`` "size") by their band; neither enters the correction.
+   gets a signed z in the paper's favour and a two-sided p (Student's t with units - 1 degrees of freedom; the
+   units are the runs, or the objective draws when runs share one: engine.reproduce.report.by_draw); an "any-of"
+   claim takes its best comparison with its p times m (Bonferroni); a sameness claim is an equivalence test
+   (TOST) against the margin registered from the paper (engine.reproduce.margins), not tested without one.
+   Benjamini-Hochberg holds the false discovery rate over the paper's claims at ``ALPHA``: a claim is
+   *decisive* when its adjusted p is at most ``ALPHA``.
+2. **Replication** (an independent seed set: new runs and, for generated data, new objective draws): every
+   decisive claim is run again on the same comparison and confirms it when its ONE-sided p in the discovery's
+   direction is below ``ALPHA``.
+3. The verdict: **holds** / **reversed** (sameness: **holds** / **differs**) when confirmed; **inconsistent**
+   when the replication is significant the other way (two-sided); **not significant** otherwise, with ``why``
+   and a ``reading`` (engine.reproduce.power.READINGS: leans the paper's way, leans against it, underpowered, not
+   tested). Without replication numbers a decisive claim says "discovery only". Exact facts are decided by
+   their sign and sizes by their band; neither enters the correction.
 
-Each claim also carries its **power**: ``detectable``, the smallest difference its runs detect with 80 %
-power at two-sided ``ALPHA`` ((z_{1-ALPHA/2} + z_{0.8}) x s.e.), so that "not significant" says whether the
-runs could have seen an effect of the paper's size (t quantiles over few runs).
+Each claim carries its **power** under the whole rule (engine.reproduce.power): ``detectable``, the difference
+at which the rule says "holds" with 80 % chance (BH cut-off and replication included), and the chance of "holds"
+at the paper's effect where the claim's numbers carry one.
 """
 
 from __future__ import annotations
@@ -37,18 +36,19 @@ import math
 
 import numpy as np
 
+from engine.reproduce.power import bh_cutoffs, power_of, reading_of
+from engine.reproduce.stats import (ALPHA, DETECTABLE, Z_POWER, Z_REPLICATION, benjamini_hochberg,  # noqa: F401
+                                    deciding, detectable, p_one_sided, p_two_sided, units_of)
+
 VERDICTS = ("holds", "not significant", "reversed", "inconsistent")
 # What a claim's data is (every stored claim says): the paper's own data, a labelled stand-in for it, data
 # generated the way the paper describes (synthetic functions, simulations), or a real data set the paper did not
 # use (reported beside the paper's tally, not in it).
-DATA_KINDS = ("paper", "stand-in", "generated", "other")
-ALPHA = 0.05                      # the false discovery rate per paper, and the replication's two-sided level
-Z_REPLICATION = 1.959964          # two-sided ALPHA
-Z_POWER = 0.841621                # 80 % power
-DETECTABLE = Z_REPLICATION + Z_POWER   # detectable difference = DETECTABLE x s.e.
-EQUIVALENCE_MARGIN = 0.2          # "alike": within 20 % of the reference setting's mean (bioequivalence's 80-125 %)
-# Kept for callers that show the old per-claim threshold beside a single comparison (the page's small run).
-Z_THRESHOLD = Z_REPLICATION
+# "identity": an exact computation that uses no data (a privacy accountant's loss, a formula); counted apart from
+# every data kind, never as the paper's data.
+DATA_KINDS = ("paper", "stand-in", "generated", "other", "identity")
+# ALPHA: the false discovery rate per paper, and the replication's one-sided level (engine.reproduce.stats).
+Z_THRESHOLD = Z_REPLICATION      # the old per-claim threshold, for a single comparison (the page's small run)
 
 
 def _stderr(values: np.ndarray) -> float:
@@ -74,31 +74,6 @@ def verdict_of(difference: float, stderr: float) -> tuple[str, float | None]:
     if z is None:
         return "not significant", None
     return ("holds" if z > Z_REPLICATION else "reversed" if z < -Z_REPLICATION else "not significant"), z
-
-
-def p_two_sided(z: float | None, runs: int | None = None) -> float:
-    """Two-sided p of z: Student's t with runs - 1 degrees of freedom when the s.e. is over few runs (a
-    normal z overstates 10 runs' evidence), the normal law otherwise."""
-    if z is None:
-        return 1.0
-    if not math.isfinite(z):
-        return 0.0
-    if runs is not None and 2 <= runs < 1000:
-        from scipy.stats import t
-
-        return float(2.0 * t.sf(abs(z), runs - 1))
-    return math.erfc(abs(z) / math.sqrt(2.0))
-
-
-def detectable(stderr, runs: int | None = None) -> float | None:
-    """The smallest difference detected with 80 % power at two-sided ``ALPHA``: (t_{1-ALPHA/2} + t_{0.8}) s.e."""
-    if stderr is None or not math.isfinite(stderr):
-        return None
-    if runs is not None and 2 <= runs < 1000:
-        from scipy.stats import t
-
-        return float((t.ppf(1 - ALPHA / 2, runs - 1) + t.ppf(0.8, runs - 1)) * stderr)
-    return DETECTABLE * stderr
 
 
 def _claim(text: str, source: str, figure: str, numbers: dict, data_kind: str | None,
@@ -212,16 +187,12 @@ def counts(claims: list[dict]) -> dict:
 
 # ---------------------------------------------------------------------- the decision rule
 
-def deciding(numbers: dict) -> dict:
-    """The comparison a claim rests on: its own, or the best (largest z) of an any-of claim's."""
-    if "comparisons" not in numbers:
-        return numbers
-    return max(numbers["comparisons"], key=lambda c: c["z"] if c.get("z") is not None else -math.inf)
-
-
 def test_of(claim: dict) -> str:
-    """"size" (a band), "exact" (no spread), "equivalence" (sameness), "any-of" or "difference"."""
+    """"size" (a band), "exact" (no spread), "untested" (sameness without a margin from the paper),
+    "equivalence" (sameness), "any-of" or "difference"."""
     n = claim["numbers"]
+    if n.get("untested"):
+        return "untested"
     if "ratio" in n:
         return "size"
     if "comparisons" in n:
@@ -254,24 +225,11 @@ def discovery_z(claim: dict) -> tuple[float | None, float]:
         best = deciding(n)
         z = best.get("z")
         if z is not None and z > 0:
-            return z, min(1.0, len(comparisons) * p_two_sided(z, best.get("runs")))
+            return z, min(1.0, len(comparisons) * p_two_sided(z, units_of(best)))
         # Reversed only when every comparison is behind: the least behind decides, no correction needed.
-        return z, p_two_sided(z, best.get("runs"))
+        return z, p_two_sided(z, units_of(best))
     z = _z(test, n.get("difference"), n.get("stderr"), n.get("equivalence_margin"))
-    return z, p_two_sided(z, n.get("runs"))
-
-
-def benjamini_hochberg(p_values: list[float]) -> list[float]:
-    """Benjamini-Hochberg adjusted p-values (q-values), in the input's order."""
-    m = len(p_values)
-    order = sorted(range(m), key=lambda i: p_values[i])
-    adjusted = [1.0] * m
-    running = 1.0
-    for rank in range(m, 0, -1):
-        i = order[rank - 1]
-        running = min(running, p_values[i] * m / rank)
-        adjusted[i] = min(1.0, running)
-    return adjusted
+    return z, p_two_sided(z, units_of(n))
 
 
 def _named(test: str, z: float) -> str:
@@ -294,48 +252,63 @@ def _fixed_verdict(claim: dict, test: str) -> tuple[str, str]:
     return ("holds" if d > 0 else "reversed"), "exact: no spread, the sign decides"
 
 
-def decide_one(claim: dict, q_value: float | None) -> dict:
-    """Set ``claim``'s verdict from its discovery (``q_value``: its FDR-adjusted p) and replication numbers."""
+def decide_one(claim: dict, q_value: float | None, cutoff: float = ALPHA, family: int = 1) -> dict:
+    """Set ``claim``'s verdict from its discovery (``q_value``: its FDR-adjusted p) and replication numbers;
+    ``cutoff``: the family's Benjamini-Hochberg raw-p cut-off and ``family`` its size (for the power)."""
     test = test_of(claim)
     claim["test"] = test
     n = claim["numbers"]
-    if test in ("size", "exact"):
-        verdict, why = _fixed_verdict(claim, test)
+    claim.pop("reading", None)
+    if test in ("size", "exact", "untested"):
+        verdict, why = (_fixed_verdict(claim, test) if test != "untested"
+                        else ("not significant", "not tested: no margin from the paper (margin_source says why)"))
         claim.pop("discovery", None)
+        claim.pop("power", None)
+        if test == "untested":
+            claim["reading"] = "not tested"
     else:
         z, p = discovery_z(claim)
         chosen = deciding(n)
         decisive = z is not None and q_value is not None and q_value <= ALPHA
         claim["discovery"] = {"z": None if z is None or not math.isfinite(z) else float(z), "p": float(p),
                               "q": None if q_value is None else float(q_value), "decisive": bool(decisive),
-                              "detectable": detectable(chosen.get("stderr"), chosen.get("runs"))}
+                              "units": units_of(chosen)}
+        rep = claim.get("replication")
+        rz = None
+        if rep:
+            rz = _z(test, rep.get("difference"), rep.get("stderr"), n.get("equivalence_margin"))
+            rep["z"] = None if rz is None or not math.isfinite(rz) else float(rz)
         if not decisive:
             verdict, why = "not significant", "not decisive in discovery (FDR-adjusted p above 0.05)"
+        elif not rep:
+            verdict, why = _named(test, z), "discovery only (no replication run)"
         else:
-            rep = claim.get("replication")
-            if not rep:
-                verdict, why = _named(test, z), "discovery only (no replication run)"
+            # One-sided in the discovery's direction: the replication confirms what discovery found, or not.
+            way = 1.0 if z > 0 else -1.0
+            if rz is not None and p_one_sided(way * rz, units_of(rep)) < ALPHA:
+                verdict, why = _named(test, z), "replicated"
+            elif rz is not None and p_two_sided(rz, units_of(rep)) < ALPHA:
+                verdict, why = "inconsistent", "decisive in discovery and the opposite way in replication"
             else:
-                rz = _z(test, rep.get("difference"), rep.get("stderr"), n.get("equivalence_margin"))
-                rep["z"] = None if rz is None or not math.isfinite(rz) else float(rz)
-                rep["detectable"] = detectable(rep.get("stderr"), rep.get("runs"))
-                if rz is None or p_two_sided(rz, rep.get("runs")) >= ALPHA:
-                    verdict, why = "not significant", "not replicated (decisive in discovery only)"
-                elif (rz > 0) == (z > 0):
-                    verdict, why = _named(test, z), "replicated"
-                else:
-                    verdict, why = "inconsistent", "decisive in discovery and the opposite way in replication"
+                verdict, why = "not significant", "not replicated (decisive in discovery only)"
+        claim["power"] = power_of(claim, cutoff, family)
+        claim["discovery"]["detectable"] = claim["power"].get("detectable")
+        if rep:
+            rep["detectable"] = detectable(rep.get("stderr"), units_of(rep))
+        if verdict == "not significant":
+            claim["reading"] = reading_of(claim)
     claim["verdict"], claim["holds"], claim["why"] = verdict, verdict == "holds", why
     return claim
 
 
 def decide(claims: list[dict]) -> list[dict]:
     """Every claim of ONE paper judged together (the rule above): BH over the claims judged over runs."""
-    random = [c for c in claims if test_of(c) not in ("size", "exact")]
-    q_values = benjamini_hochberg([discovery_z(c)[1] for c in random])
-    by_id = {id(c): q for c, q in zip(random, q_values)}
+    random = [c for c in claims if test_of(c) not in ("size", "exact", "untested")]
+    p_values = [discovery_z(c)[1] for c in random]
+    by_id = {id(c): qc for c, qc in zip(random, zip(benjamini_hochberg(p_values), bh_cutoffs(p_values, ALPHA)))}
     for claim in claims:
-        decide_one(claim, by_id.get(id(claim)))
+        q, cutoff = by_id.get(id(claim), (None, ALPHA))
+        decide_one(claim, q, cutoff, len(random))
     return claims
 
 

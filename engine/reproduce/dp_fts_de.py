@@ -99,7 +99,7 @@ _CORE_SPECS = {
                      tuple(LANDMINE_SETTINGS), tuple(LANDMINE_CLAIMS), (0, 10, 30, 60), LANDMINE_RUNS, "paper"),
     "synthetic": Part("synthetic", "Synthetic GP functions (Sec. 5.1, Fig. 2a, 2c and 2d)", "simple regret",
                       SYNTHETIC, tuple(SYNTHETIC_SETTINGS), tuple(SYNTHETIC_CLAIMS), (0, 10, 30, 40), SYNTHETIC_RUNS,
-                      "generated"),
+                      "generated", draws="run"),
 }
 
 

@@ -53,7 +53,7 @@ def theory_claims(grid, sim_config, repetitions: int) -> list[dict]:
                         "n = 250 at epsilon = 0.25, k = 5)", src + ": 'the number of clients does not affect "
                         "the noise magnitude due to secure summation'", "Thm V.1",
                         effective_noise(sigma, 50, 0.0, 0), effective_noise(sigma, 250, 0.0, 0),
-                        by_construction=True))
+                        data_kind="identity", by_construction=True))
     few = evaluate_grid(sim_config.replace(sigma_loss=SIGMA_LOSS), (5,), epsilons=(0.25,)).success_rate[0, 0, 0]
     many = evaluate_grid(sim_config.replace(sigma_loss=SIGMA_LOSS, candidates=MORE_CANDIDATES), (5,),
                          epsilons=(0.25,)).success_rate[0, 0, 0]
@@ -67,7 +67,7 @@ def theory_claims(grid, sim_config, repetitions: int) -> list[dict]:
     claims.append(exact(f"App. A: with xi = {XI:g}, the sum keeps at least the calibrated noise when xi n = "
                         f"{int(XI * n)} of {n} clients drop out", src_a, "App. A",
                         float(effective_noise(sigma, n, XI, int(XI * n)) >= sigma * (1 - 1e-12)), 1.0,
-                        by_construction=True))
+                        data_kind="identity", by_construction=True))
     tolerant = evaluate_grid(sim_config.replace(sigma_loss=SIGMA_LOSS, xi=XI), (5,),
                              epsilons=(0.25,)).success_rate[0, 0, 0]
     worse = proportion_beats(

@@ -85,13 +85,17 @@ def claim_figures(claim: dict) -> list[str]:
 
 BY_CONSTRUCTION = "by construction"
 OTHER_DATA = "other data"
+IDENTITIES = "identities"
 
 
 def tally_key(claim: dict) -> str:
     """Where a tally counts ``claim``: under its verdict (paper's data, stand-ins, generated data), apart when it
-    holds by construction, or beside the paper's tally when its data is a set the paper did not use."""
+    is an identity (an exact computation, no data) or holds by construction, or beside the paper's tally when its
+    data is a set the paper did not use."""
     if claim.get("data_kind") == "other":
         return OTHER_DATA
+    if claim.get("data_kind") == "identity":
+        return IDENTITIES
     if claim.get("by_construction"):
         return BY_CONSTRUCTION
     return tally(claim["verdict"])
@@ -99,7 +103,8 @@ def tally_key(claim: dict) -> str:
 
 def summary_rows(payloads: dict) -> list[dict]:
     """One row per (paper, figure): how many claims hold, are not significant, are reversed and are inconsistent
-    (``claims`` = those four + ``by construction`` + ``other data``), and how many claims of each data kind
+    (``claims`` = those four + ``by construction`` + ``identities`` + ``other data``), and how many claims of each
+    data kind
     (``kinds``); ``other`` counts the verdicts of the claims on other data, reported beside the tally.
 
     ``payloads`` maps a paper's name to its command-line output (``{"parts": {...}}``).
@@ -111,7 +116,7 @@ def summary_rows(payloads: dict) -> list[dict]:
                 for figure in claim_figures(claim):
                     row = rows.setdefault((paper, figure), {
                         "paper": paper, "figure": figure, "part": part_name, "claims": 0,
-                        **{v: 0 for v in VERDICTS}, BY_CONSTRUCTION: 0, OTHER_DATA: 0,
+                        **{v: 0 for v in VERDICTS}, BY_CONSTRUCTION: 0, IDENTITIES: 0, OTHER_DATA: 0,
                         "kinds": {k: 0 for k in DATA_KINDS}, "other": {v: 0 for v in VERDICTS}})
                     row["claims"] += 1
                     row[tally_key(claim)] += 1

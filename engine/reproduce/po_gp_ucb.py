@@ -12,7 +12,10 @@ Parts (50 runs each in the paper, delta_ucb = 0.05, inputs normalised to a maxim
   appendix is not in our copy of the paper; the main text's claims are applied to it).
 
 Run k of every setting shares its initial rows and its projection stream (``engine.pogpucb.runner``),
-so settings are compared paired by run. Regret is the simple regret after T in units of sigma_y.
+so settings are compared paired by run. Regret is the simple regret after T in units of sigma_y. On the synthetic
+GP every run draws its own function (``task_seed`` from the run's seed: the grid X, and so sigma_min, is the same
+for every draw), so each seed set sees new functions (:data:`PER_RUN_DRAWS`); Branin-Hoo is one fixed function and
+the stand-ins are built for the paper's branches, so they keep one draw.
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ import time
 import numpy as np
 
 from engine.pogpucb.config import PoConfig
-from engine.pogpucb.presets import TABLE_PRESETS
+from engine.reproduce.po_gp_ucb_paper import FIGURES, STANDIN_WORDS, TABLES  # noqa: F401  (re-exported)
 from engine.pogpucb.runner import curator_summary, run_pogpucb
 from engine.reproduce.claims import beats, counts, decide_payload, exact, level, mark
 from engine.validation import check_choice, check_int
@@ -35,40 +38,44 @@ PAPER_RUNS = 50          # Sec. 4: "All results are averaged over 50 random runs
 SECONDS_PER_RUN = 4.0
 MEMORY_MB = 800.0
 
-TABLES = {   # table: (part, log epsilon, r values, the paper's regrets, the largest admissible r)
-    **{name: ("synthetic", p["log_epsilon"], p["r_values"], p["paper_regret"], p["best_r"])
-       for name, p in TABLE_PRESETS.items()},
-    "table4": ("loan", 2.7, (3, 6, 8, 10, 15, 20), (0.083, 0.088, 0.078, 0.069, 0.081, 0.076), 10),
-    "table5": ("loan", 2.9, (3, 9, 12, 15, 20, 30), (0.091, 0.076, 0.078, 0.077, 0.1, 0.096), 15),
-    "table6": ("loan", 3.1, (5, 10, 15, 20, 30, 50), (0.097, 0.091, 0.069, 0.084, 0.104, 0.127), 20),
-    "table7": ("property", 2.6, (3, 6, 8, 10, 15, 20), (0.682, 0.516, 0.495, 0.485, 0.485, 0.493), 10),
-    "table8": ("property", 2.8, (3, 9, 12, 15, 20, 30), (0.567, 0.553, 0.479, 0.453, 0.493, 0.52), 15),
-    "table9": ("property", 3.0, (5, 10, 15, 20, 30, 50), (0.591, 0.523, 0.486, 0.482, 0.489, 0.488), 20),
-}
-# part: (data set, delta, T, Fig. 2's r, its log epsilons largest first, the paper's extra regret over GP-UCB,
-#        the figure)
-FIGURES = {
-    "synthetic": ("synthetic", 1e-5, 50, 10, (1.1, 0.9, 0.5, 0.0), {1.1: 0.011, 0.9: 0.069, 0.0: 0.099}, "Fig. 2a"),
-    "loan": ("loan-like", 1e-5, 50, 15, (2.9, 2.0, 1.0), {2.9: 0.003, 2.0: 0.019, 1.0: 0.05}, "Fig. 2b"),
-    "property": ("property-like", 1e-4, 100, 15, (2.8, 1.0, 0.5), {2.8: 0.051, 1.0: 0.017, 0.5: 0.082},
-                 "Fig. 2c"),
-    "branin": ("branin", 1e-5, 50, 10, (1.1, 0.9, 0.0), {}, "App. A"),
-}
 SOURCES = {"synthetic": "Sec. 4, synthetic GP", "loan": "Sec. 4, loan applications (stand-in data)",
            "property": "Sec. 4, property prices (stand-in data)", "branin": "App. A (Branin-Hoo)"}
 # What each part's data is (engine.reproduce.claims.DATA_KINDS), and the words every claim of a stand-in part
 # carries. The stand-ins are built (engine.pogpucb.standins, TARGET_SIGMA_MIN) so that the paper's largest r keeps
 # distances: their branch and largest-admissible-r claims hold by construction.
 DATA_KIND = {"synthetic": "generated", "loan": "stand-in", "property": "stand-in", "branin": "generated"}
-STANDIN_WORDS = {"loan": "loan stand-in", "property": "property stand-in"}
+
+
+PER_RUN_DRAWS = ("synthetic",)       # the data sets whose every run draws its own objective
+OBJECTIVE_STREAM = 7919
 
 
 def _final(dataset, delta, T, r, log_eps, runs, seed, baseline=False, extent=None):
+    if dataset in PER_RUN_DRAWS:
+        return _final_per_draw(dataset, delta, T, r, log_eps, runs, seed, baseline, extent)
     config = PoConfig(dataset=dataset, epsilon=math.exp(log_eps), delta=delta, r=r, iterations=T, runs=runs,
                       seed=seed, baseline=baseline, distortion_pairs=0, extent=extent)
     result = run_pogpucb(config)
     base = None if result.baseline_regrets is None else result.baseline_regrets[:, -1]
     return result.final_regrets, base, result.summary
+
+
+def _final_per_draw(dataset, delta, T, r, log_eps, runs, seed, baseline, extent):
+    """Run k on its own GP draw (seed and task seed derived from ``seed`` and k: the same for every setting)."""
+    from engine.sweep.spec import derive_seed
+
+    finals, bases, summary = [], [], None
+    for k in range(runs):
+        run_seed = derive_seed(seed, k)
+        config = PoConfig(dataset=dataset, epsilon=math.exp(log_eps), delta=delta, r=r, iterations=T, runs=1,
+                          seed=run_seed, task_seed=derive_seed(run_seed, OBJECTIVE_STREAM), baseline=baseline,
+                          distortion_pairs=0, extent=extent)
+        result = run_pogpucb(config)
+        finals.append(result.final_regrets[0])
+        if result.baseline_regrets is not None:
+            bases.append(result.baseline_regrets[0, -1])
+        summary = summary or result.summary
+    return np.asarray(finals), (np.asarray(bases) if bases else None), summary
 
 
 def _setting(key, label, regrets, summary) -> dict:

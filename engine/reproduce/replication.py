@@ -27,24 +27,29 @@ def replication_seed(seed: int) -> int:
     return int(seed) + REPLICATION_OFFSET
 
 
-def decisive(payload: dict) -> dict[str, dict[str, tuple]]:
+def decisive(payload: dict, keep=()) -> dict[str, dict[str, tuple]]:
     """{part: {claim text: (better, worse)}} of the claims decisive in discovery (the deciding comparison's
-    setting keys or labels)."""
+    setting keys or labels); in the parts ``keep``, only those without stored replication numbers."""
     out: dict[str, dict[str, tuple]] = {}
     for name, part in payload.get("parts", {}).items():
         for claim in part.get("claims", []):
+            if name in keep and claim.get("replication"):
+                continue
             if (claim.get("discovery") or {}).get("decisive"):
                 n = deciding(claim["numbers"])
                 out.setdefault(name, {})[claim["claim"]] = (n.get("better"), n.get("worse"))
     return out
 
 
-def attach(payload: dict, replication: dict, seed: int) -> dict:
+def attach(payload: dict, replication: dict, seed: int, keep=()) -> dict:
     """Write into ``payload``'s decisive claims the numbers of the same comparison in ``replication`` (an output
-    of the same paper at the replication seed), then decide the paper's claims again."""
+    of the same paper at the replication seed), then decide the paper's claims again. The parts ``keep`` keep
+    the replication numbers they have (a stored part whose design did not change)."""
     for name, part in payload.get("parts", {}).items():
         again = {c["claim"]: c for c in replication.get("parts", {}).get(name, {}).get("claims", [])}
         for claim in part.get("claims", []):
+            if name in keep and claim.get("replication") and claim["claim"] not in again:
+                continue
             claim.pop("replication", None)
             if not (claim.get("discovery") or {}).get("decisive") or claim["claim"] not in again:
                 continue
@@ -72,13 +77,15 @@ def restrict(part, wanted: dict[str, tuple]):
     return dataclasses.replace(part, settings=tuple(s for s in part.settings if s.key in keys), claims=tuple(claims))
 
 
-def replicate(paper: str, payload: dict, seed: int, *, jobs=None, progress=None) -> dict:
+def replicate(paper: str, payload: dict, seed: int, *, jobs=None, progress=None, keep=()) -> dict:
     """``payload`` (paper ``paper``'s output, decided) with every decisive claim replicated at
-    :func:`replication_seed` ``(seed)`` and the claims decided again."""
-    wanted = decisive(payload)
+    :func:`replication_seed` ``(seed)`` and the claims decided again. ``keep``: parts (reused from the stored
+    files, their design unchanged) whose stored replication numbers stand; only their decisive claims without
+    one are run again."""
+    wanted = decisive(payload, keep)
     again_seed = replication_seed(seed)
     if not wanted:
-        return decide_payload(payload)
+        return attach(payload, {"parts": {}}, again_seed, keep)
     runs = {name: int(part.get("runs", 2)) for name, part in payload["parts"].items()}
     if paper == "dp-fts-de":
         from engine.reproduce.dp_fts_de import PART_SPECS
@@ -91,10 +98,13 @@ def replicate(paper: str, payload: dict, seed: int, *, jobs=None, progress=None)
         from engine.reproduce import fts
 
         specs = {name: restrict(fts.PART_SPECS[name], claims) for name, claims in wanted.items()}
-        # Initialisations per setting (the synthetic part's runs are functions x initialisations).
+        # Initialisations per landmine target; the synthetic part's runs are functions x initialisations, and the
+        # replication draws new functions (its seed set's).
         others = [r for name, r in runs.items() if name != "synthetic"]
-        per = min(others) if others else max(2, runs["synthetic"] // fts.FUNCTIONS)
-        results = fts.reproduce(tuple(wanted), runs=per, seed=again_seed, jobs=jobs, progress=progress, specs=specs)
+        per = min(others) if others else fts.RUNS
+        functions = max(2, runs.get("synthetic", fts.FUNCTIONS * fts.INITIALISATIONS) // fts.INITIALISATIONS)
+        results = fts.reproduce(tuple(wanted), runs=per, functions=functions, seed=again_seed, jobs=jobs,
+                                progress=progress, specs=specs)
         again = {"parts": {name: result.to_json() for name, result in results.items()}}
     elif paper == "dp-hype":
         from engine.reproduce import dp_hype
@@ -106,7 +116,16 @@ def replicate(paper: str, payload: dict, seed: int, *, jobs=None, progress=None)
         module = paper_module(paper)
         names = tuple(name for name in wanted if name in module.PARTS)
         again = module.reproduce(names, runs=runs[names[0]], seed=again_seed, progress=progress) if names else {}
-    return attach(payload, again, again_seed)
+    return attach(payload, again, again_seed, keep)
+
+
+def same_design(stored: dict, part) -> bool:
+    """Whether a stored (seed-0) part was made under the part's design: a part that draws its objective per run must
+    have stored its draws (``objective_draws`` per setting); one made on a fixed draw (the design before) is not. A
+    part with one draw per seed set (a stand-in instance) draws seed 0's instance at seed 0, as before."""
+    if getattr(part, "draws", "fixed") in ("fixed", "seed-set"):
+        return True
+    return all("objective_draws" in s for s in stored.get("settings", [])) and bool(stored.get("settings"))
 
 
 def reusable(paper: str, parts) -> dict:
@@ -115,6 +134,8 @@ def reusable(paper: str, parts) -> dict:
     DP-HYPE's data part with its claims made again from its stored cells (per-run numbers). PO-GP-UCB runs
     in about a minute and always runs."""
     import copy
+
+    from engine.reproduce.margins import remargin
 
     out = {}
     if paper in ("dp-fts-de", "fts"):
@@ -130,8 +151,10 @@ def reusable(paper: str, parts) -> dict:
             stored = (stored_payload("dp-fts-de") or {}).get("parts", {})
         for name in parts:
             part = stored.get(name)
-            if part and [c["claim"] for c in part["claims"]] == [c.text for c in specs[name].claims]:
+            if part and [c["claim"] for c in part["claims"]] == [c.text for c in specs[name].claims] \
+                    and same_design(part, specs[name]):
                 out[name] = copy.deepcopy(part)
+                remargin(out[name]["claims"])
     elif paper == "dp-hype" and "data" in parts:
         from engine.reproduce.dp_hype import data_from_cells
         from engine.reproduce.stored_papers import stored_payload

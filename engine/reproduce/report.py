@@ -25,10 +25,12 @@ from typing import Callable, Mapping, Sequence
 import numpy as np
 
 from engine.fbo.records import standard_error
-from engine.reproduce.claims import EQUIVALENCE_MARGIN, check_kind, decide, deciding
+from engine.reproduce.claims import check_kind, decide, deciding
+from engine.reproduce.margins import margin_numbers
 from engine.reproduce.claims import Z_THRESHOLD  # noqa: F401  (the single comparison's level, for callers)
-from engine.reproduce.runs import (RUNS_PER_BLOCK, block_key, block_progress, block_seeds, outcome, run_blocks,
+from engine.reproduce.runs import (RUNS_PER_BLOCK, block_key, block_plan, block_progress, outcome, run_blocks,
                                    setting_config)
+from engine.reproduce.runs import block_seeds  # noqa: F401  (re-exported for the command line's pricing)
 from engine.reproduce.sizes import size_verdict
 from engine.validation import check_int
 
@@ -54,6 +56,7 @@ class SettingResult:
     delta: float | None
     seconds: float                  # engine time, summed over the blocks
     clipped: float | None = None    # percent of the selected vectors clipped, over iterations and runs
+    draws: np.ndarray | None = None  # (R,) the objective draw (seed) of every run; None: one objective for all
 
     @property
     def curve(self) -> np.ndarray:
@@ -72,6 +75,7 @@ class SettingResult:
     def to_json(self, checkpoints: Sequence[int]) -> dict:
         return {"key": self.setting.key, "label": self.setting.label, "overrides": dict(self.setting.overrides),
                 "runs": int(self.run_curves.shape[0]), "epsilon": self.epsilon, "delta": self.delta,
+                **({"objective_draws": int(len(set(self.draws.tolist())))} if self.draws is not None else {}),
                 "clipped_percent": self.clipped,
                 "curve": self.curve.tolist(), "curve_stderr": self.curve_stderr.tolist(),
                 "checkpoints": {str(t): {"mean": float(self.curve[t]), "stderr": float(self.curve_stderr[t])}
@@ -97,10 +101,9 @@ class Claim:
     at: object = "curve"
     family: str = ""
     # A claim that two settings perform alike (e.g. "M barely matters"): an equivalence test (TOST) of the
-    # paired difference against +-``margin`` x the reference's (``worse``'s) mean, the margin stated with the
-    # claim; "differs" when the difference is beyond the margin.
+    # paired difference against the margin registered for it from the paper (engine.reproduce.margins, fixed
+    # before the runs); "differs" when the difference is beyond the margin; not tested without one.
     similar: bool = False
-    margin: float = EQUIVALENCE_MARGIN
     # "metric": the ordering above, judged over runs. "clipped": a size, the percent of vectors the
     # setting ``better[0]`` clips against the paper's ``paper`` (``worse`` is "paper"). "epsilon": the
     # privacy loss of ``better[0]`` is below that of the same setting with ``reference`` overrides
@@ -134,6 +137,8 @@ class Part:
     checkpoints: tuple
     paper_runs: int             # runs per setting in the paper
     data_kind: str = "paper"    # engine.reproduce.claims.DATA_KINDS
+    draws: str = "fixed"        # engine.reproduce.runs.DRAWS: where each run's objective comes from
+    per_draw: int = 1           # runs per objective draw when ``draws`` is "run"
 
     @property
     def figures(self) -> tuple[str, ...]:
@@ -166,11 +171,24 @@ class Verdict:
         return out
 
 
+def by_draw(diff: np.ndarray, draws) -> tuple[np.ndarray, str]:
+    """The per-unit numbers a test counts: ``diff`` per run, or its mean per objective draw when runs share one
+    (runs nested in a function are not independent: the test is over functions), and the unit's name."""
+    if draws is None:
+        return diff, "run"
+    draws = np.asarray(draws)[:len(diff)]
+    labels, index = np.unique(draws, return_inverse=True)
+    if len(labels) == len(diff):
+        return diff, "objective draw"
+    return np.bincount(index, weights=diff) / np.bincount(index), "objective draw"
+
+
 def compare(better: SettingResult, worse: SettingResult, at) -> dict:
-    """Paired comparison over runs: mean of (worse - better) per run and its standard error."""
+    """Paired comparison over runs: mean of (worse - better) per run and its standard error, over objective draws
+    when the runs share them (``units``: how many numbers the test counts)."""
     a, b = better.at(at), worse.at(at)
     runs = min(len(a), len(b))
-    diff = b[:runs] - a[:runs]
+    diff, unit = by_draw(b[:runs] - a[:runs], better.draws)
     se = standard_error(diff)
     mean = float(diff.mean())
     if np.isfinite(se) and se > 0:
@@ -178,7 +196,7 @@ def compare(better: SettingResult, worse: SettingResult, at) -> dict:
     else:   # identical runs (or a constant difference): the sign decides, nothing is uncertain
         z = None if mean == 0 or not np.isfinite(se) else float(np.copysign(np.inf, mean))
     return {"better": better.setting.key, "worse": worse.setting.key, "at": at, "runs": int(runs),
-            "better_mean": float(a.mean()), "worse_mean": float(b.mean()),
+            "units": int(len(diff)), "unit": unit, "better_mean": float(a.mean()), "worse_mean": float(b.mean()),
             "difference": mean, "stderr": se, "z": z, "paired": True}
 
 
@@ -210,8 +228,7 @@ def judge(claims: Sequence[Claim], results: dict[str, SettingResult], base: dict
         else:
             numbers = comparisons[0]
             if claim.similar:
-                numbers["equivalence_margin"] = claim.margin * abs(numbers["worse_mean"])
-                numbers["equivalence_relative"] = claim.margin
+                numbers.update(margin_numbers(claim.text))
         out.append(Verdict(claim, False, "not significant", numbers, data_kind=data_kind))
     redecide(out)
     return out
@@ -223,13 +240,16 @@ def redecide(verdicts: Sequence[Verdict]) -> None:
     decide(dicts)
     for verdict, data in zip(verdicts, dicts):
         verdict.verdict, verdict.holds = data["verdict"], data["holds"]
-        verdict.decision = {key: data[key] for key in ("test", "discovery", "replication", "why") if key in data}
+        verdict.decision = {key: data[key] for key in ("test", "discovery", "replication", "why", "reading", "power")
+                            if key in data}
 
 
 # ---------------------------------------------------------------------- running settings
 
-def _setting_results(settings: Sequence[Setting], keys: Mapping[str, list], outcomes: Mapping) -> dict:
-    """{setting key: SettingResult} from the outcomes of each setting's blocks (``keys[setting.key]``, in order)."""
+def _setting_results(settings: Sequence[Setting], keys: Mapping[str, list], outcomes: Mapping,
+                     draws: Sequence | None = None) -> dict:
+    """{setting key: SettingResult} from the outcomes of each setting's blocks (``keys[setting.key]``, in order);
+    ``draws``: the objective draw of every run (None: one objective)."""
     results = {}
     for s in settings:
         parts = [outcomes[key] for key in keys[s.key]]
@@ -237,35 +257,47 @@ def _setting_results(settings: Sequence[Setting], keys: Mapping[str, list], outc
         results[s.key] = SettingResult(s, np.concatenate([p[0] for p in parts]), parts[0][1], parts[0][2],
                                        float(sum(p[3] for p in parts)),
                                        float(np.average(clips, weights=[len(p[0]) for p in parts if p[4] is not None]))
-                                       if clips else None)
+                                       if clips else None, None if draws is None else np.asarray(draws))
     return results
 
 
-def _block_keys(base: dict, settings: Sequence[Setting], runs: int, seed: int) -> tuple[dict, list]:
-    """({setting key: its blocks' keys}, every block's FboConfig) for ``runs`` runs of every setting."""
+def plan_draws(plan) -> list | None:
+    """The objective draw of every run of a :func:`engine.reproduce.runs.block_plan` (None: one objective for every
+    run, as on fixed data or one stand-in instance per seed set: the runs are then the test's units)."""
+    if len({objective for _, _, objective in plan}) <= 1:
+        return None
+    return [objective for _, size, objective in plan for _ in range(size)]
+
+
+def _block_keys(base: dict, settings: Sequence[Setting], runs: int, seed: int, draws: str = "fixed",
+                per_draw: int = 1) -> tuple[dict, list, list | None]:
+    """({setting key: its blocks' keys}, every block's FboConfig, every run's objective draw) for ``runs`` runs
+    of every setting."""
     keys, configs = {}, []
+    plan = block_plan(seed, runs, draws, per_draw)
     for s in settings:
         keys[s.key] = []
-        for block_seed, size in block_seeds(seed, runs):
-            config = setting_config(base, s, block_seed, size)
+        for block_seed, size, objective in plan:
+            config = setting_config(base, s, block_seed, size, objective)
             keys[s.key].append(block_key(config))
             configs.append(config)
-    return keys, configs
+    return keys, configs, plan_draws(plan)
 
 
 def run_settings(base: dict, settings: Sequence[Setting], *, runs: int, seed: int = 0, jobs: int | None = None,
-                 progress: Progress | None = None, cache: dict | None = None) -> dict[str, SettingResult]:
+                 progress: Progress | None = None, cache: dict | None = None, draws: str = "fixed",
+                 per_draw: int = 1) -> dict[str, SettingResult]:
     """Every setting over ``runs`` runs (in blocks with shared seeds), ``jobs`` worker processes.
 
     Settings whose blocks are the same runs (:func:`engine.reproduce.runs.block_key`) share them, and
     blocks already in ``cache`` (outcomes by key, filled as blocks finish) are not run again.
     ``progress(done, total)`` counts the distinct blocks.
     """
-    keys, configs = _block_keys(base, settings, runs, seed)
+    keys, configs, run_draws = _block_keys(base, settings, runs, seed, draws, per_draw)
     cache = {} if cache is None else cache
     report = (lambda name, done, total: progress(done, total)) if progress else None
     done, _ = block_progress({"": {k for ks in keys.values() for k in ks}}, cache, report)
-    return _setting_results(settings, keys, run_blocks(configs, jobs=jobs, cache=cache, done=done))
+    return _setting_results(settings, keys, run_blocks(configs, jobs=jobs, cache=cache, done=done), run_draws)
 
 
 @dataclass
@@ -292,7 +324,8 @@ def run_part(part: Part, *, runs: int, seed: int = 0, jobs: int | None = None,
              progress: Progress | None = None) -> PartResult:
     """Every setting of ``part`` over ``runs`` runs, and its claims judged."""
     started = time.perf_counter()
-    results = run_settings(part.base, part.settings, runs=runs, seed=seed, jobs=jobs, progress=progress)
+    results = run_settings(part.base, part.settings, runs=runs, seed=seed, jobs=jobs, progress=progress,
+                           draws=part.draws, per_draw=part.per_draw)
     return PartResult(part.name, part.title, part.metric_label, tuple(part.checkpoints), results,
                       judge(part.claims, results, part.base, part.data_kind), time.perf_counter() - started)
 
@@ -308,8 +341,9 @@ def run_parts(requests: Sequence[tuple[Part, int]], *, seed: int = 0, jobs: int 
     """
     started = time.perf_counter()
     cache = {} if cache is None else cache
-    plans = {part.name: (part, _block_keys(part.base, part.settings, runs, seed)) for part, runs in requests}
-    needs = {name: {k for ks in keys.values() for k in ks} for name, (_, (keys, _)) in plans.items()}
+    plans = {part.name: (part, _block_keys(part.base, part.settings, runs, seed, part.draws, part.per_draw))
+             for part, runs in requests}
+    needs = {name: {k for ks in keys.values() for k in ks} for name, (_, (keys, _, _)) in plans.items()}
     report, left = block_progress(needs, cache, progress)
     finished = {name: time.perf_counter() - started for name, keys in left.items() if not keys}
 
@@ -319,11 +353,11 @@ def run_parts(requests: Sequence[tuple[Part, int]], *, seed: int = 0, jobs: int 
             if not keys and name not in finished:
                 finished[name] = time.perf_counter() - started
 
-    outcomes = run_blocks([c for _, (_, configs) in plans.values() for c in configs], jobs=jobs, cache=cache,
+    outcomes = run_blocks([c for _, (_, configs, _) in plans.values() for c in configs], jobs=jobs, cache=cache,
                           done=done)
     out = {}
-    for name, (part, (keys, _)) in plans.items():
-        results = _setting_results(part.settings, keys, outcomes)
+    for name, (part, (keys, _, run_draws)) in plans.items():
+        results = _setting_results(part.settings, keys, outcomes, run_draws)
         out[name] = PartResult(part.name, part.title, part.metric_label, tuple(part.checkpoints), results,
                                judge(part.claims, results, part.base, part.data_kind), finished.get(name, 0.0))
     return out
@@ -334,13 +368,14 @@ def run_parts(requests: Sequence[tuple[Part, int]], *, seed: int = 0, jobs: int 
 def small_run_configs(part: Part, runs: int, seed: int = 0) -> list:
     """(setting, FboConfig) of every setting for a run of at most ``RUNS_PER_BLOCK`` runs (one block each).
 
-    These are the configurations :func:`run_part` runs with the same ``runs`` and
-    ``seed``, so a page can step them one iteration at a time (a Simulation per
-    setting) and get the command line's numbers.
+    On a part with fixed data these are the configurations :func:`run_part` runs with the same ``runs`` and
+    ``seed``, so a page can step them one iteration at a time (a Simulation per setting) and get the command
+    line's numbers. A part that draws its objective per run (generated functions) runs here on one draw, the
+    seed set's (a demonstration: its runs then share one function).
     """
     runs = check_int("runs", runs, 2, RUNS_PER_BLOCK, name="runs per setting")
-    [(block_seed, size)] = block_seeds(seed, runs)
-    return [(setting, setting_config(part.base, setting, block_seed, size)) for setting in part.settings]
+    [(block_seed, size, objective)] = block_plan(seed, runs, "fixed" if part.draws == "fixed" else "seed-set")
+    return [(setting, setting_config(part.base, setting, block_seed, size, objective)) for setting in part.settings]
 
 
 def part_from_results(part: Part, results: Mapping[str, object], seconds: float = 0.0) -> PartResult:

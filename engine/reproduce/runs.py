@@ -32,12 +32,13 @@ RUNS_PER_BLOCK = 25        # runs simulated together in one task (memory, progre
 PRIVACY_FIELDS = ("q", "z", "S", "accountant", "sampling", "delta", "budget", "calibrate_z")
 
 
-def setting_config(base: dict, setting, seed: int, runs: int):
+def setting_config(base: dict, setting, seed: int, runs: int, objective_seed: int | None = None):
     """The :class:`engine.fbo.FboConfig` of ``runs`` runs of ``setting`` (its ``overrides`` on ``base``) seeded
-    with ``seed`` (one block)."""
+    with ``seed`` (one block), on the objective drawn with ``objective_seed`` (None: the base's)."""
     from engine.fbo import FboConfig
 
-    return FboConfig(**{**base, **setting.overrides, "runs": runs, "seed": seed})
+    draw = {} if objective_seed is None else {"objective_seed": int(objective_seed)}
+    return FboConfig(**{**base, **setting.overrides, "runs": runs, "seed": seed, **draw})
 
 
 def block_key(config) -> tuple:
@@ -55,6 +56,34 @@ def block_seeds(seed: int, runs: int) -> list[tuple[int, int]]:
     while runs > 0:
         size = min(RUNS_PER_BLOCK, runs)
         blocks.append((derive_seed(seed, b), size))
+        runs -= size
+        b += 1
+    return blocks
+
+
+# Where a part's objective comes from (engine.reproduce.report.Part.draws): "fixed", one objective for every run and
+# seed set (the paper's own data with the authors' split: the claim is about that data); "run", a fresh draw for
+# every block of ``per_draw`` runs (generated functions: the claim is about the method over functions, so every
+# seed set draws new ones and the test counts draws); "seed-set", one draw per seed set (a stand-in instance).
+DRAWS = ("fixed", "run", "seed-set")
+OBJECTIVE_STREAM = 7919     # the objective's seed is derived apart from the runs' own seed
+
+
+def block_plan(seed: int, runs: int, draws: str = "fixed", per_draw: int = 1) -> list[tuple[int, int, int | None]]:
+    """(engine seed, runs, objective seed or None) of every block of ``runs`` runs at seed set ``seed``; the same
+    for every setting of a part, so run r of every setting shares its objective draw (paired comparisons)."""
+    from engine.sweep.spec import derive_seed
+
+    if draws == "fixed":
+        return [(block_seed, size, None) for block_seed, size in block_seeds(seed, runs)]
+    if draws == "seed-set":
+        return [(block_seed, size, int(seed) % (2**31 - 1)) for block_seed, size in block_seeds(seed, runs)]
+    per_draw = max(1, min(int(per_draw), RUNS_PER_BLOCK))
+    blocks, b = [], 0
+    while runs > 0:
+        size = min(per_draw, runs)
+        block_seed = derive_seed(seed, b)
+        blocks.append((block_seed, size, derive_seed(block_seed, OBJECTIVE_STREAM)))
         runs -= size
         b += 1
     return blocks

@@ -37,6 +37,11 @@ def _read(path: Path) -> dict | None:
     return json.loads(path.read_text()) if path.is_file() else None
 
 
+def forget() -> None:
+    """Forget the stored files read so far (after they were rewritten)."""
+    _read.cache_clear()
+
+
 def stored_payload(paper: str, folder: Path | None = None) -> dict | None:
     """The stored command-line output of ``paper`` (DP-FTS-DE: its two parts joined), or None."""
     folder = Path(folder or STORED_DIR)

@@ -6,9 +6,10 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from engine.reproduce.claims import DATA_KINDS
-from engine.reproduce.papers import BY_CONSTRUCTION, OTHER_DATA, data_label
+from engine.reproduce.papers import BY_CONSTRUCTION, IDENTITIES, OTHER_DATA, data_label
+from engine.reproduce.power import READINGS
 from engine.reproduce.report import deciding_comparison
+from engine.reproduce.tallies import tally_rows
 from ui.kit.routes import REPRODUCTION
 from ui.kit.tables import MISSING
 from ui.reproduction.view import coloured, verdict_columns
@@ -37,30 +38,33 @@ def figure_link(row: dict) -> str:
 
 
 TALLY = (("hold", "holds"), ("not significant", "not significant"), ("reversed", "reversed"),
-         ("inconsistent", "inconsistent"), ("by construction", BY_CONSTRUCTION), ("other data (beside)", OTHER_DATA))
+         ("inconsistent", "inconsistent"), ("by construction", BY_CONSTRUCTION), ("identities", IDENTITIES),
+         ("other data (beside)", OTHER_DATA))
+SHORT_KINDS = {"paper": "paper's data", "stand-in": "stand-in", "generated": "generated",
+               "other": "other data (beside)", "identity": "identities (no data)"}
+SHORT_READINGS = {"leans the paper's way": "n.s., leans the paper's way", "leans against it": "n.s., leans against",
+                  "underpowered": "n.s., underpowered", "not tested": "n.s., not tested (no margin)"}
 
 
-def paper_rows(rows: list[dict]) -> pd.DataFrame:
-    """One row per paper: its figures and tables with claims, the claims' verdicts added up (the paper's data,
-    stand-ins and generated data), those holding by construction apart, those on other data beside, and how many
-    claims rest on each kind of data."""
+def kind_rows(tallies: dict) -> pd.DataFrame:
+    """One row per paper and data kind (never added up across kinds): every claim counted once, its verdict, and
+    "not significant" split by what the evidence says (leans the paper's way, against it, underpowered, not
+    tested); identities (exact computations, no data) in rows of their own."""
     out = []
-    for paper in PAPER_TITLES:
-        mine = [r for r in rows if r["paper"] == paper]
-        if mine:
-            kinds = {k: sum(r["kinds"][k] for r in mine) for k in DATA_KINDS}
-            out.append({"paper": PAPER_LABELS[paper], "figures and tables": len(mine),
-                        "claims": sum(r["claims"] for r in mine),
-                        **{label: sum(r[key] for r in mine) for label, key in TALLY},
-                        **{f"on {k}": kinds[k] for k in DATA_KINDS}})
+    for row in tally_rows({p: tallies[p] for p in PAPER_TITLES if p in tallies}):
+        out.append({"paper": PAPER_TITLES[row["paper"]], "data": SHORT_KINDS[row["data"]], "claims": row["claims"],
+                    "hold": row["holds"], "reversed": row["reversed"], "inconsistent": row["inconsistent"],
+                    **{SHORT_READINGS[r]: row[f"n.s.: {r}"] for r in READINGS},
+                    "by construction": row[BY_CONSTRUCTION]})
     return pd.DataFrame(out)
 
 
-def show_summary(rows: list[dict]) -> None:
-    """Every stored paper in one line each, then the paper x figure table, each row linking to its claims."""
+def show_summary(rows: list[dict], tallies: dict | None = None) -> None:
+    """Every stored paper's verdicts per data kind, then the paper x figure table, each row linking to its claims."""
     if not rows:
         return
-    st.table(paper_rows(rows).set_index("paper"))
+    if tallies:
+        st.table(kind_rows(tallies), hide_index=True)
     table = pd.DataFrame([{"paper": PAPER_TITLES.get(r["paper"], r["paper"]), "figure": r["figure"],
                            "data": data_label(r["kinds"]), "claims": r["claims"],
                            **{label: r[key] for label, key in TALLY}, "see": figure_link(r)} for r in rows])
@@ -106,6 +110,7 @@ def show_claims(paper: str, payload: dict) -> None:
         with st.expander(f"{row['claims']} claims: {row['holds']} hold, {row['not significant']} not significant, "
                          f"{row['reversed']} reversed, {row['inconsistent']} inconsistent"
                          + (f", {row[BY_CONSTRUCTION]} by construction" if row[BY_CONSTRUCTION] else "")
+                         + (f", {row[IDENTITIES]} identities" if row[IDENTITIES] else "")
                          + (f", {row[OTHER_DATA]} on other data" if row[OTHER_DATA] else "")
                          + (" (and the stored figure)" if paper == "dp-hype" else ""), expanded=False):
             if conclusion(paper, figure) and needs_conclusion(row):

@@ -70,17 +70,32 @@ def checkpoint_table(payload: dict) -> pd.DataFrame:
 
 
 def verdict_columns(claim: dict) -> dict:
-    """The columns every verdict table shows beside the verdict: why (the rule's reason), the replication's
-    difference, the smallest difference the runs could detect, and the claim's data."""
+    """The columns every verdict table shows beside the verdict: why (the rule's reason), what a "not significant"
+    verdict's evidence says, the replication's difference, the power of the whole rule (the difference it would
+    confirm with 80 % chance; for sameness, its chance of holding when the settings are alike, and the margin with
+    its source), the test's units and the claim's data."""
     rep = claim.get("replication") or {}
-    found = claim.get("discovery") or {}
-    detectable = found.get("detectable")
-    margin = claim["numbers"].get("equivalence_margin")
+    power = claim.get("power") or {}
+    numbers = claim["numbers"]
+    margin = numbers.get("equivalence_margin")
+    chosen = deciding_comparison(numbers)
+    if margin is not None:
+        chance = power.get("at_zero")
+        detect = (f"margin ±{margin:.4f} ({numbers.get('margin_source', 'registered')}); P(holds) if alike "
+                  + (MISSING if chance is None else f"{chance:.2f}"))
+    else:
+        detectable = power.get("detectable")
+        detect = MISSING if detectable is None else f"{detectable:.4f}"
+        if power.get("at_paper") is not None:
+            detect += f"; P(holds) at the paper's effect {power['at_paper']:.2f}"
+    units = chosen.get("units")
+    unit = "objective draws" if chosen.get("unit") == "objective draw" else "runs"
     return {"why": claim.get("why", MISSING),
+            "evidence": claim.get("reading") or ("" if claim.get("verdict") != "not significant" else MISSING),
             "replication": (f"{rep['difference']:+.4f} ± {rep['stderr']:.4f}" if rep.get("stderr") is not None
                             else MISSING),
-            "could detect": MISSING if detectable is None else f"{detectable:.4f}"
-                            + (f" (margin ±{margin:.4f})" if margin is not None else ""),
+            "rule could detect (80 %)": detect,
+            "units": MISSING if units is None else f"{units} {unit}",
             "data": claim.get("data_kind", MISSING) + (" · by construction" if claim.get("by_construction") else "")}
 
 
@@ -134,11 +149,13 @@ def show_part(payload: dict, part, *, key: str, source: str) -> None:
     show(curves_figure(payload, keys, figure=None if choice == "all" else choice), key=f"{key}_curves",
          about=f"{source}: each line is one setting's mean {payload['metric']} after every iteration (lower is "
                "better), averaged over agents and runs, with a band of one standard error over runs (TS dashed).")
-    st.markdown(f"**What the paper claims, and what {payload['runs']} paired runs say.** A claim *holds* when the "
-                "claimed winner is ahead by more than 2 standard errors of the run-by-run difference, is *reversed* "
-                "when it is behind by as much, and is *not significant* otherwise; the difference is the claimed "
-                f"loser's {payload['metric']} minus the claimed winner's (positive: as the paper says), at the "
-                "iteration the claim is about or averaged over the whole run (\"compared\").")
+    st.markdown(f"**What the paper claims, and what {payload['runs']} paired runs say.** A claim *holds* (or is "
+                "*reversed*) when its discovery runs are decisive after the false discovery rate over the paper's "
+                "claims and a replication on fresh runs (and, for generated functions, fresh functions) confirms "
+                "it one-sided; *not significant* otherwise, with what the evidence says (\"evidence\"). The "
+                f"difference is the claimed loser's {payload['metric']} minus the claimed winner's (positive: as "
+                "the paper says), at the iteration the claim is about or averaged over the whole run "
+                "(\"compared\"); on generated functions the test is over objective draws (\"units\").")
     if payload["runs"] < FEW_RUNS:
         st.warning(f"Only {payload['runs']} runs per setting: each standard error rests on {payload['runs']} numbers, "
                    "so these verdicts can change from one seed to the next. Read them as a demonstration; the "
