@@ -92,18 +92,29 @@ def _on_dask(workers: int, work: Path) -> dict:
     from tests.dask_loopback import cluster
 
     request = AdviceRequest(dataset="synthetic", agents=50, iterations=40, epsilon=4.0, delta=1e-5)
+    from distributed import get_task_stream
+
+    from engine.executor.cluster import client_for
+
     with cluster(workers, work / f"dask{workers}") as (address, processes):
         pids = [p.pid for p in processes]
         load, own0, tree0 = _load(), time.process_time(), _tree_cpu(pids)
         start = time.perf_counter()
         search = None
-        for search in iter_search(request, executor=Executor("dask", scheduler=address)):
-            pass
+        with get_task_stream(client=client_for(address)) as stream:
+            for search in iter_search(request, executor=Executor("dask", scheduler=address)):
+                pass
         wall = time.perf_counter() - start
         cpu = time.process_time() - own0 + _tree_cpu(pids) - tree0
         advice = advice_of_search(search).to_json()
+    # The workers' timeline: how much of the search's span they were computing (the rounds' barriers and the
+    # driver's calibration leave them idle), whatever the machine's other users take from them.
+    spans = [(part["start"], part["stop"]) for task in stream.data for part in task["startstops"]
+             if part["action"] == "compute"]
+    first, last = min(a for a, _ in spans), max(b for _, b in spans)
+    busy = sum(b - a for a, b in spans) / (workers * (last - first))
     return {"workers": workers, "wall_seconds": round(wall, 1), "cpu_seconds": round(cpu, 1), "load_before": load,
-            "load_after": _load(), "advice": advice}
+            "load_after": _load(), "tasks": len(spans), "workers_busy": round(busy, 3), "advice": advice}
 
 
 def main() -> None:

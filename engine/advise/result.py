@@ -231,6 +231,10 @@ def advice_of(search: Search, *, task: str, metric_label: str, scale: float = 1.
                 se = matrix.std(axis=0, ddof=1) / math.sqrt(len(matrix)) if len(matrix) > 1 else matrix[0] * np.nan
                 out.curves["recommended" if name == leader else name] = (scale * matrix.mean(axis=0), se)
     out.sensitivity = sensitivity_rows(search, scale)
+    if not search.rows:
+        out.sensitivity_note = ("No sensitivity table: it was not asked for." if not request.sensitivity else
+                                "No sensitivity table: this task's data (or your own function) fixes its smoothness "
+                                "and how different the agents are; describe a proxy to see how the advice moves.")
     return out
 
 

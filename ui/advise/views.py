@@ -123,6 +123,8 @@ def _tied(advice: Advice) -> None:
 
 def _sensitivity(advice: Advice) -> None:
     if not advice.sensitivity:
+        if advice.sensitivity_note and advice.complete:
+            st.caption(advice.sensitivity_note)
         return
     st.markdown("**If your task differs from what you described**: the finalists and TS rerun on a changed proxy")
     rows = []
