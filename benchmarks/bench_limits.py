@@ -86,6 +86,11 @@ CASES = [
     ("table", dict(dataset="emnist-standin", agents=1)),
     ("table", dict(dataset="emnist-standin", agents=20)),
     ("table", dict(dataset="breast-cancer-lr", agents=1)),
+    # The settings advisor in one process (its workers' starts are priced apart): the default grid at N = 50
+    # with its sensitivity rows, a 2-D proxy, landmine.
+    ("advise", dict(agents=50, iterations=40, epsilon=4.0)),
+    ("advise", dict(dataset="proxy", dimension=2, lengthscale=0.2, agents=20, iterations=20)),
+    ("advise", dict(dataset="landmine", agents=15, iterations=20, sensitivity=False)),
 ]
 QUICK = [0, 1, 12, 14, 15, 16, 18, 21, 24, 26, 27, 30]
 
@@ -308,6 +313,12 @@ def work_of(tool: str, kw: dict):
         task = importlib.import_module(DATASETS[kw["dataset"]][0]).make_task(n_agents=kw["agents"])
         candidates = grid_candidates(task.dim, grid_size(task, None))
         return lambda: [_score_agent(task, agent, candidates) for agent in range(task.n_agents)]
+    if tool == "advise":
+        from engine.advise import AdviceRequest, advise_now
+        from engine.executor import Executor
+
+        request = AdviceRequest(**kw)
+        return lambda: advise_now(request, executor=Executor("local"))
     if tool == "sweep":
         from engine.sweep import SweepSpec, run_sweep
 
@@ -369,6 +380,11 @@ def estimate(tool: str, kw: dict):
         from engine.limits.fbo import objective_cost
 
         return objective_cost(kw["dataset"], kw["agents"])
+    if tool == "advise":
+        from engine.advise import AdviceRequest, request_cost
+        from engine.executor import Executor
+
+        return request_cost(AdviceRequest(**kw), executor=Executor("local"))
     if tool == "sweep":
         from engine.sweep import SweepSpec, spec_cost
 

@@ -66,6 +66,11 @@ DOORS = [
     ("export flower fbo", ["export", "flower", "--tool", "fbo", "--agents", MILLION, "--out", "OUT/fbo"]),
     ("export flower hype", ["export", "flower", "--tool", "hype", "--clients", MILLION, "--k", "1000",
                             "--out", "OUT/hype"]),
+    ("advise", ["advise", "--agents", "100000", "--iterations", "10000", "--effort", "20"]),
+    ("advise proxy", ["advise", "--dataset", "proxy", "--dimension", "6", "--lengthscale", "2", "--agents", "100000"]),
+    ("advise landmine", ["advise", "--dataset", "landmine", "--iterations", "10000", "--effort", "20"]),
+    ("advise dp-hype", ["advise", "--algorithm", "dp-hype", "--agents", "10000", "--candidates", "1000",
+                        "--effort", "20"]),
 ]
 # How each tool selects its modes: every value must be the mode of some door above.
 MODES = {
@@ -76,6 +81,7 @@ MODES = {
     "hype": ("--calibrate", "--fig2a", "--mode data"),
     "privacy": ("--target-epsilon",),
     "sweep": ("--preset",),
+    "advise": ("--algorithm dp-hype", "--dataset proxy"),
 }
 
 

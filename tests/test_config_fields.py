@@ -11,6 +11,7 @@ import shlex
 
 import pytest
 
+from engine.advise import AdviceRequest
 from engine.audit import OneRunAudit, ServerAudit, VoteAudit
 from engine.cli import build_parser
 from engine.fbo import FboConfig
@@ -49,7 +50,10 @@ def refusals(cls, base: dict):
     (ServerAudit, dict(trials=1000), set()),
     (VoteAudit, dict(trials=1000), set()),
     (OneRunAudit, dict(), set()),
-], ids=["fbo", "fbo-budget", "hype", "hype-data", "pogpucb", "audit-server", "audit-votes", "audit-one-run"])
+    (AdviceRequest, dict(dataset="proxy"), set()),
+    (AdviceRequest, dict(algorithm="dp-hype"), set()),
+], ids=["fbo", "fbo-budget", "hype", "hype-data", "pogpucb", "audit-server", "audit-votes", "audit-one-run",
+        "advise-proxy", "advise-hype"])
 def test_every_refusal_names_a_field_of_the_config(cls, base, unchecked):
     names = {f.name for f in dataclasses.fields(cls)}
     found = refusals(cls, base)
@@ -106,9 +110,11 @@ TOOLS = [  # (configuration class, CLI tool, the page's link parameters)
     (ServerAudit, "audit", "ui.audit.controls:PARAMS"),
     (VoteAudit, "audit", "ui.audit.controls:PARAMS"),
     (OneRunAudit, "audit", "ui.audit.controls:PARAMS"),
+    (AdviceRequest, "advise", "ui.advise.controls:PARAMS"),
 ]
 # The configuration classes every tool runs; a new tool's configuration must join TOOLS above.
-CONFIG_MODULES = ("engine.fbo.config", "engine.hype.config", "engine.pogpucb.config", "engine.audit.config")
+CONFIG_MODULES = ("engine.fbo.config", "engine.hype.config", "engine.pogpucb.config", "engine.audit.config",
+                  "engine.advise.request")
 
 
 def _page_params(path: str) -> dict:
@@ -178,6 +184,10 @@ def _one_change(cls, name: str, spec):
         base = {"budget": 3.0}
     if cls is FboConfig and name == "dissimilarity":
         base = {"algorithm": "fts"}
+    if cls is AdviceRequest and name in ("dimension", "lengthscale", "noise", "heterogeneity"):
+        base = {"dataset": "proxy"}
+    if cls is AdviceRequest and name == "delta":      # a delta above 1/N is refused: one well below it
+        return cls(delta=1e-7)
     for value in _other_values(cls, name, spec):
         try:
             return cls(**base, **{name: value})
@@ -186,7 +196,8 @@ def _one_change(cls, name: str, spec):
     pytest.fail(f"no valid non-default value found for {cls.__name__}.{name}")
 
 
-@pytest.mark.parametrize("cls, tool", [(FboConfig, "fbo"), (HypeConfig, "hype"), (PoConfig, "pogpucb")])
+@pytest.mark.parametrize("cls, tool", [(FboConfig, "fbo"), (HypeConfig, "hype"), (PoConfig, "pogpucb"),
+                                       (AdviceRequest, "advise")])
 def test_the_printed_command_line_reproduces_every_setting(cls, tool):
     module = importlib.import_module(f"engine.cli.{tool}")
     parser = build_parser()

@@ -81,6 +81,11 @@ SMALLER = {
     "python -m engine hype --mode data": Smaller({"--clients": "20", "--repetitions": "100"}, ()),
     # 9 settings x 5 runs of 200 agents; 2 runs per setting give the same settings, claims and keys.
     "python -m engine reproduce dp-fts-de --parts synthetic": Smaller({"--synthetic-runs": "2"}, ("paper", "seed")),
+    # The advisor's search for 50 agents over 40 iterations (about 40 s of CPU); 6 agents over 4 iterations run every
+    # round, in this process, and print the same keys.
+    "python -m engine advise --dataset synthetic": Smaller({"--agents": "6", "--iterations": "4",
+                                                            "--executor": "local"},
+                                                           ("algorithm", "accountant", "complete", "stopped")),
     # 20 runs of 50 iterations on a 10,000-point grid; 2 runs give the same curator's release.
     "python -m engine pogpucb": Smaller({"--runs": "2"}, ("branch", "sigma_min", "omega", "max_admissible_r",
                                                           "distortion_bound", "epsilon", "log_epsilon")),

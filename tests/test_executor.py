@@ -163,3 +163,15 @@ def test_an_audit_gives_the_same_scores_on_worker_processes_and_in_this_process(
     assert pooled.grids == alone.grids and pooled.counts.keys() == alone.counts.keys()
     assert all(np.array_equal(a, b) for name in alone.counts for a, b in zip(pooled.counts[name], alone.counts[name]))
     assert pooled.epsilon_lower == alone.epsilon_lower
+
+
+def test_a_session_keeps_its_worker_processes_across_jobs_and_ends_them_with_the_block():
+    """The advisor's rounds: several jobs, one start of the worker processes."""
+    import psutil
+
+    tasks = [(k, (k,)) for k in range(4)]
+    with Executor("joblib", 2).session() as kept:
+        first = set(dict(kept.results(pid_of, tasks)).values())
+        second = set(dict(kept.results(pid_of, tasks)).values())
+        assert len(first | second) <= 2 and os.getpid() not in first | second     # the same two processes
+    assert not [pid for pid in first | second if psutil.pid_exists(pid) and psutil.Process(pid).status() != "zombie"]

@@ -14,6 +14,7 @@ import pytest
 from tests.dask_loopback import listening, wait_until
 from tests.walled_work import CPU_PER_BEAT, beating, forever, gone, hog, records, spin
 
+from engine.advise import AdviceRequest, advise_now
 from engine.cancel import Cancelled, CancelToken, cancellable
 from engine.executor import Executor
 from engine.walls import MEMORY, TIME, Wall, WallHit, run_walled
@@ -33,6 +34,13 @@ def test_the_cluster_listens_on_loopback_only(dask_cluster):
     _, processes = dask_cluster
     addresses = listening(processes)
     assert len(addresses) >= 5 and all(a.startswith("127.0.0.1:") for a in addresses), addresses
+
+
+def test_an_advice_on_the_cluster_is_the_local_one(dask):
+    """The advisor's rounds (several jobs of one session) on the cluster: the same settings, runs and pick."""
+    request = AdviceRequest(agents=6, iterations=3, epsilon=4.0, sensitivity=False)
+    local = advise_now(request, executor=Executor("local"))
+    assert advise_now(request, executor=dask).to_json() == local.to_json()
 
 
 def test_stop_ends_the_tasks_running_on_the_cluster(dask, tmp_path):

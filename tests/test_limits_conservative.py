@@ -46,6 +46,9 @@ CASES = [
     ("table", dict(dataset="breast-cancer-lr", agents=1)),
     ("audit", dict(q=0.5, z=1.0, trials=2000, seed=5)),                # the Privacy audit's two mechanisms
     ("audit", dict(mechanism="hype-votes", trials=2000, seed=5)),
+    # The settings advisor in one process: every round of a small search, and a 2-D proxy with its rows.
+    ("advise", dict(agents=8, iterations=5, sensitivity=False)),
+    ("advise", dict(dataset="proxy", dimension=2, lengthscale=0.2, agents=6, iterations=4)),
 ]
 
 

@@ -35,6 +35,7 @@ HEAVY = {
     "engine.fbo.plan": ("make_plan",), "engine.fbo.simulation": ("run_fbo", "Simulation"),
     "engine.privacy": ("epsilon", "epsilon_curve", "calibrate_z", "calibrate_q", "calibrate_steps"),
     "engine.sweep.analysis": ("summarise", "pair_differences"),
+    "engine.advise.advisor": ("iter_search", "advise_now"), "engine.advise.hype": ("hype_advice",),
 }
 HEAVY_NAMES = {name for names in HEAVY.values() for name in names}
 # Calls that hand work to the gate: the callables and lambdas given to them run behind it.

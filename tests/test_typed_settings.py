@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 
 from engine.audit import ServerAudit, VoteAudit
 from engine.cli import main
+from engine.advise import AdviceRequest
 from engine.fbo import FboConfig
 from engine.hype import HypeConfig
 from engine.pogpucb import PoConfig
@@ -26,8 +27,8 @@ from engine.settings import CONFIG_MAX_BYTES, CONFIG_MAX_DEPTH, SEED_MAX, public
 from engine.validation import ConfigError, parse_number
 from ui.kit.state import Param, param_of
 
-CONFIG_TOOLS = {"fbo": FboConfig, "hype": HypeConfig, "pogpucb": PoConfig}
-ALL_CONFIGS = (FboConfig, HypeConfig, PoConfig, ServerAudit, VoteAudit)
+CONFIG_TOOLS = {"fbo": FboConfig, "hype": HypeConfig, "pogpucb": PoConfig, "advise": AdviceRequest}
+ALL_CONFIGS = (FboConfig, HypeConfig, PoConfig, ServerAudit, VoteAudit, AdviceRequest)
 
 
 @pytest.fixture

@@ -22,11 +22,14 @@ checks it).
 
 from __future__ import annotations
 
+from engine.advise import Advice, AdviceRequest, HypeAdvice
 from engine.api.accounting import calibrate_z, default_delta, epsilon, epsilon_curve
+from engine.api.advise import advise
 from engine.api.common import PrivacyWarning
 from engine.api.fbo import iterate_fbo, run_fbo
 from engine.api.tools import figure_verdicts, price, reproduce, run_audit, run_hype, run_pogpucb
 from engine.audit import AuditResult, OneRunAudit, OneRunResult, ServerAudit, VoteAudit
+from engine.executor import Executor
 from engine.fbo.config import FboConfig
 from engine.fbo.records import BestPoint, FboResult
 from engine.fbo.steps import FboRun, FboStep
@@ -43,10 +46,12 @@ __all__ = [
     # runs and their results
     "run_fbo", "iterate_fbo", "FboRun", "FboStep", "FboResult", "BestPoint", "run_hype", "HypeResult",
     "run_pogpucb", "PoResult", "run_audit", "AuditResult", "OneRunResult",
-    # prices and limits
-    "price", "Cost", "Limits",
+    # prices, limits and where the work runs
+    "price", "Cost", "Limits", "Executor",
     # privacy accounting
     "epsilon", "epsilon_curve", "calibrate_z", "default_delta",
     # the papers' reproductions
     "reproduce", "figure_verdicts",
+    # the settings advisor
+    "advise", "AdviceRequest", "Advice", "HypeAdvice",
 ]

@@ -40,7 +40,7 @@ from engine.validation import ConfigError, parse_number
 EXTRAS = {"dask": "dask", "distributed": "dask", "pyarrow": "dask", "flwr": "flower", "plotly": "plots",
           "streamlit": "dashboard"}
 
-TOOLS = ("fbo", "privacy", "hype", "pogpucb", "data", "sweep", "audit", "reproduce", "export")
+TOOLS = ("fbo", "privacy", "hype", "pogpucb", "data", "sweep", "audit", "reproduce", "export", "advise")
 
 
 def host_limits() -> HostLimits:

@@ -113,14 +113,15 @@ def _toml_value(value) -> str:
     return '"' + str(value).replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
-def app_files(tool: str, config, insecure: bool = False) -> dict[str, str]:
+def app_files(tool: str, config, insecure: bool = False, dim: int | None = None) -> dict[str, str]:
     """The exported app as {relative path: text}; ``config`` is an FboConfig or a HypeConfig.
 
     Secured by default (TLS and SuperNode authentication, with ``make_certificates.sh``); ``insecure``
-    writes the commands without either, under a warning.
+    writes the commands without either, under a warning. ``dim``: the dimension of the team's objective
+    (DP-FTS-DE; default the synthetic task's).
     """
     check_tool(tool)
-    settings = run_config(tool, config)
+    settings = run_config(tool, config, dim)
     package = PACKAGES[tool]
     nodes = settings["agents"] if tool == "fbo" else settings["clients"]
     config_lines = "\n".join(f"{name} = {_toml_value(value)}" for name, value in settings.items())
@@ -158,9 +159,9 @@ clientapp = "{package}.client_app:app"
             f"{package}/client_app.py": CLIENT_FBO if tool == "fbo" else CLIENT_HYPE, **extra}
 
 
-def export_app(tool: str, config, out: str | Path, insecure: bool = False) -> list[str]:
+def export_app(tool: str, config, out: str | Path, insecure: bool = False, dim: int | None = None) -> list[str]:
     """Write the app into folder ``out`` (created if needed); returns the files written."""
-    files = app_files(tool, config, insecure)
+    files = app_files(tool, config, insecure, dim)
     root = Path(out)
     for name, text in files.items():
         path = root / name
@@ -169,9 +170,9 @@ def export_app(tool: str, config, out: str | Path, insecure: bool = False) -> li
     return [str(root / name) for name in files]
 
 
-def app_zip(tool: str, config) -> bytes:
+def app_zip(tool: str, config, dim: int | None = None) -> bytes:
     """The app as a zip archive (one folder named after the app's package)."""
-    files = app_files(tool, config)
+    files = app_files(tool, config, dim=dim)
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
         for name, text in files.items():

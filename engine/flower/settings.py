@@ -38,8 +38,9 @@ def check_tool(tool: str) -> str:
     return tool
 
 
-def fbo_run_config(config: FboConfig) -> dict:
-    """The run config of a DP-FTS-DE app with ``config``'s settings (validated for a Flower deployment).
+def fbo_run_config(config: FboConfig, dim: int | None = None) -> dict:
+    """The run config of a DP-FTS-DE app with ``config``'s settings (validated for a Flower deployment);
+    ``dim``: the dimension of the team's own objective (default: the synthetic task's).
 
     It describes the run and builds nothing: the number of agents and the default delta are resolved from the
     configuration, the synthetic task's lengthscale, noise and dimension are its declared constants. The app
@@ -67,7 +68,7 @@ def fbo_run_config(config: FboConfig) -> dict:
         out["delta"] = delta
     out["lengthscale"] = float(config.lengthscale or synthetic.LENGTHSCALE)
     out["noise_var"] = float(config.noise_var or synthetic.NOISE_VAR)
-    out.update(FBO_APP, dim=synthetic.DIM)
+    out.update(FBO_APP, dim=synthetic.DIM if dim is None else int(dim))
     return {name: value for name, value in out.items() if value is not None}
 
 
@@ -104,8 +105,8 @@ def delta_note(tool: str, config, settings: dict) -> str:
     return f"delta = {delta:.3g} for {n} agents ({source})." + (f" Warning: {weak}" if weak else "")
 
 
-def run_config(tool: str, config) -> dict:
-    return fbo_run_config(config) if check_tool(tool) == "fbo" else hype_run_config(config)
+def run_config(tool: str, config, dim: int | None = None) -> dict:
+    return fbo_run_config(config, dim) if check_tool(tool) == "fbo" else hype_run_config(config)
 
 
 def fbo_config(settings: dict) -> FboConfig:

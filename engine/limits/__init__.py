@@ -17,6 +17,7 @@ CLI call :func:`check` before starting it. The limits and the check live in
   (its curves and Fig. 2a);
 - :mod:`engine.limits.pogpucb`: ``pogpucb_cost``;
 - :mod:`engine.limits.sweep`: ``sweep_cost`` (cells, workers, shared table builds);
+- :mod:`engine.limits.advise`: ``advice_cost`` (the settings advisor's runs, calibrations and workers);
 - :mod:`engine.limits.upload`: ``upload_cost`` (reading a table a visitor uploads);
 - :mod:`engine.limits.audit`: ``audit_cost``, the privacy audit's (and the one-run audits' ``one_run_cost``,
   ``flower_one_run_cost``);
@@ -57,6 +58,7 @@ configurations to that; ``python -m benchmarks.bench_limits`` sweeps wider).
 They decide refusals, not progress bars.
 """
 
+from engine.limits.advise import advice_cost
 from engine.limits.audit import (
     AuditCost,
     audit_cost,
@@ -98,7 +100,8 @@ from engine.limits.privacy import accountant_cost, pld_noise_factor
 from engine.limits.sweep import sweep_cost
 from engine.limits.upload import upload_cost
 
-__all__ = ["AuditCost", "Cost", "DEFAULT_MAX_MEMORY_MB", "DEFAULT_MAX_SECONDS", "DEFAULT_MAX_UPLOAD_ROWS",
+__all__ = ["AuditCost", "advice_cost", "Cost", "DEFAULT_MAX_MEMORY_MB", "DEFAULT_MAX_SECONDS",
+           "DEFAULT_MAX_UPLOAD_ROWS",
            "HostLimits", "KNOB_NAMES", "LIGHT_SECONDS", "MEMORY_ENV", "NO_LIMIT", "RUNS_ENV", "RUN_TIME_FACTOR",
            "SECONDS_ENV", "UPLOAD_ROWS_ENV", "WORKERS_ENV", "accountant_cost", "audit_cost", "check", "check_rows",
            "flower_one_run_cost", "one_run_cost", "participant_audit_cost", "strategy_audit_cost",

@@ -54,7 +54,7 @@ KNOB_NAMES = {
     "lines": "lines", "steps": "releases T", "domain": "domain (use the table)", "rows": "rows of the table",
     "upload": "size of the file", "accountant": "accountant (RDP is the fastest)", "trials": "number of trials",
     "dataset": "data set", "r": "projection dimension r", "synthetic_runs": "synthetic runs",
-    "parts": "parts (--parts)", "P": "sub-regions P",
+    "parts": "parts (--parts)", "P": "sub-regions P", "effort": "search effort",
 }
 
 

@@ -33,20 +33,23 @@ LENGTHSCALE = 0.03
 SHIFT = 0.02
 NOISE_VAR = 0.01
 DEFAULT_AGENTS = 200
+# The circulant draws are exact while the SE kernel has decayed at a lag of 1 (exp(-50) at 0.1).
+CIRCULANT_MAX_LENGTHSCALE = 0.1
 
 
-def _gp_draws(n_points: int, n_draws: int, rng: np.random.Generator) -> np.ndarray:
-    """``n_draws`` functions from GP(0, SE(0.03)) on an even grid of [0, 1], each scaled to [0, 1].
+def _gp_draws(n_points: int, n_draws: int, rng: np.random.Generator, lengthscale: float = LENGTHSCALE
+              ) -> np.ndarray:
+    """``n_draws`` functions from GP(0, SE(lengthscale)) on an even grid of [0, 1], each scaled to [0, 1].
 
     Exact draws by circulant embedding (Dietrich & Newsam): the SE Gram matrix of
     an even grid is Toeplitz, so it is the top-left block of a circulant matrix
     whose eigenvalues are one FFT of its first row. O(C log C) per draw instead
     of a 1000 x 1000 Cholesky (which is slow under a busy multithreaded BLAS).
-    The SE kernel has decayed to ~0 at half the embedding length, so the
-    eigenvalues are non-negative up to round-off (clipped at 0).
+    The SE kernel has decayed to ~0 at half the embedding length (for lengthscales up to
+    :data:`CIRCULANT_MAX_LENGTHSCALE`), so the eigenvalues are non-negative up to round-off (clipped at 0).
     """
     lags = np.arange(n_points) / (n_points - 1)
-    first_row = np.exp(-0.5 * (lags / LENGTHSCALE) ** 2)
+    first_row = np.exp(-0.5 * (lags / lengthscale) ** 2)
     embedding = np.concatenate([first_row, first_row[-2:0:-1]])
     m = embedding.size
     eigenvalues = np.clip(np.fft.fft(embedding).real, 0.0, None)
@@ -59,17 +62,25 @@ def _gp_draws(n_points: int, n_draws: int, rng: np.random.Generator) -> np.ndarr
     return (draws - low) / (high - low)
 
 
+def mixed_values(draws, n_agents: int, size: int, alpha: float | None, rng: np.random.Generator,
+                 shifts: bool = True) -> np.ndarray:
+    """Every agent's values (N, C) from ``draws(count)`` (count functions scaled to [0, 1], (count, C)): the
+    base function, mixed with each agent's own draw by ``alpha``, plus the +-0.02 shifts (``shifts``)."""
+    base = draws(1)[0]
+    values = np.broadcast_to(base, (n_agents, size)).copy()
+    if alpha:
+        values = alpha * draws(n_agents) + (1.0 - alpha) * base
+    if shifts:
+        values += np.where(rng.random((n_agents, size)) < 0.5, SHIFT, -SHIFT)
+    return values
+
+
 def synthetic_values(n_agents: int, alpha: float | None, seed: int, shifts: bool = True
                      ) -> tuple[np.ndarray, np.ndarray]:
     """The grid (C,) and every agent's noiseless values (N, C); ``shifts=False``: without the +-0.02 shifts."""
     rng = np.random.default_rng(seed)
     grid = np.linspace(0.0, 1.0, GRID_SIZE)
-    base = _gp_draws(GRID_SIZE, 1, rng)[0]
-    values = np.broadcast_to(base, (n_agents, GRID_SIZE)).copy()
-    if alpha:
-        values = alpha * _gp_draws(GRID_SIZE, n_agents, rng) + (1.0 - alpha) * base
-    if shifts:
-        values += np.where(rng.random((n_agents, GRID_SIZE)) < 0.5, SHIFT, -SHIFT)
+    values = mixed_values(lambda count: _gp_draws(GRID_SIZE, count, rng), n_agents, GRID_SIZE, alpha, rng, shifts)
     return grid, values
 
 

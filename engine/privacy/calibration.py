@@ -11,6 +11,7 @@ import dp_accounting as dpa
 from engine.cancel import checkpoint
 from engine.privacy.accountants import (
     PLD_MIN_Z,
+    Z_MAX,
     check_noise,
     epsilon,
     epsilon_of_event,
@@ -46,6 +47,22 @@ def _calibrate(make_event, target_epsilon, delta, accountant, sampling, *, discr
                           f"parameters: {detail}.", "target_epsilon") from err
 
 
+# z's search starts from this lower end and first guess (dp_accounting's LowerEndpointAndGuess).
+Z_BRACKET = (1e-2, 1.0)
+
+
+def reachable_z() -> float:
+    """The largest noise multiplier :func:`calibrate_z` can return: dp_accounting widens the bracket from
+    ``Z_BRACKET`` by gaps that double (upper += gap, gap *= 2; mechanism_calibration's
+    ``_search_for_explicit_bracket_interval``) and a z above ``Z_MAX`` is refused on the way (8109.1)."""
+    low, upper = Z_BRACKET
+    gap = upper - low
+    while upper + 2 * gap <= Z_MAX:
+        gap *= 2
+        upper += gap
+    return upper
+
+
 # Pure and slow for rdp/pld (seconds): pages and repeated runs ask the same question.
 @functools.lru_cache(maxsize=256)
 def calibrate_z(target_epsilon: float, q: float, steps: int, delta: float, accountant: str = "rdp", *,
@@ -57,7 +74,7 @@ def calibrate_z(target_epsilon: float, q: float, steps: int, delta: float, accou
     def make_event(z):
         return subsampled_gaussian_event(q, z, steps, sampling=sampling, n_agents=n_agents)
 
-    bracket = dpa.LowerEndpointAndGuess(1e-2, 1.0)
+    bracket = dpa.LowerEndpointAndGuess(*Z_BRACKET)
     if accountant == "pld":
         # PLD is slow at tiny z; the RDP answer is an upper end (PLD is tighter),
         # so search below it only.

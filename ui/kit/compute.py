@@ -113,15 +113,17 @@ def pooled(fn: Callable[..., Any], *args, slot=None, pool=None, **kwargs) -> Any
 EXPORT_KNOB = {"fbo": "agents", "hype": "clients"}
 
 
-def flower_app(tool: str, config, cache: dict) -> bytes:
-    """``config`` as a ready Flower app's zip (:func:`engine.flower.export.app_zip`), built once per configuration
-    (kept in ``cache``, the run's) through the gate: in a walled worker when hosted, under the request's deadline.
+def flower_app(tool: str, config, cache: dict, dim: int | None = None) -> bytes:
+    """``config`` as a ready Flower app's zip (:func:`engine.flower.export.app_zip`; ``dim``: the dimension of
+    the team's objective), built once per configuration (kept in ``cache``, the run's) through the gate: in a walled
+    worker when hosted, under the request's deadline.
 
     Raises ConfigError (a configuration no app deploys) with its sentence.
     """
     from engine.flower.export import app_zip
 
-    key = ("flower", tool, config)
+    key = ("flower", tool, config, dim)
     if cache.get(key) is None:
-        cache[key] = compute(app_zip, tool, config, walled=EXPORT_KNOB[tool])
+        extra = {} if dim is None else {"dim": int(dim)}
+        cache[key] = compute(app_zip, tool, config, walled=EXPORT_KNOB[tool], **extra)
     return cache[key]

@@ -133,7 +133,11 @@ REPRODUCTION = Route("pages/8_Paper_reproduction.py", "Paper reproduction", ":ma
                      "The DP-FTS-DE paper's experiments over 100 runs: our curves with standard errors beside "
                      "the paper's claims, and which claims hold.")
 
-ROUTES = (FBO, TEACHING, ACCOUNTANT, HYPE, POGPUCB, TRADEOFF, AUDIT, REPRODUCTION)
+PLAN = Route("pages/9_Plan_a_deployment.py", "Plan a deployment", ":material/rocket_launch:",
+             "From your N, T and privacy budget to the q, z, S and P to deploy: a search over every setting that "
+             "meets the budget, its utility, and the Flower app in one click.")
+
+ROUTES = (FBO, TEACHING, ACCOUNTANT, HYPE, POGPUCB, TRADEOFF, AUDIT, REPRODUCTION, PLAN)
 # The page that shows one configuration of each sweep tool.
 TOOL_ROUTES = {"fbo": FBO, "hype": HYPE, "pogpucb": POGPUCB}
 
