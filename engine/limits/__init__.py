@@ -18,7 +18,9 @@ CLI call :func:`check` before starting it. The limits and the check live in
 - :mod:`engine.limits.pogpucb`: ``pogpucb_cost``;
 - :mod:`engine.limits.sweep`: ``sweep_cost`` (cells, workers, shared table builds);
 - :mod:`engine.limits.upload`: ``upload_cost`` (reading a table a visitor uploads);
-- :mod:`engine.limits.audit`: ``audit_cost``, the privacy audit's.
+- :mod:`engine.limits.audit`: ``audit_cost``, the privacy audit's;
+- :mod:`engine.limits.answer`: what heavy work sends back to the server (``ANSWER_MB``, ``short_text``);
+- :mod:`engine.limits.visitors`: what one visitor may have at once (``VisitorCaps``: jobs, reruns).
 
 Every command of ``python -m engine`` is priced in one place: each tool module
 of :mod:`engine.cli` exposes ``cost(args)`` and ``engine.cli.main`` checks it.
@@ -54,6 +56,7 @@ configurations to that; ``python -m benchmarks.bench_limits`` sweeps wider).
 They decide refusals, not progress bars.
 """
 
+from engine.limits.answer import ANSWER_MB, SHOWN_ITEMS, TEXT_CHARS, answer_mb, answer_sentence, short_text
 from engine.limits.audit import AuditCost, audit_cost, strategy_audit_cost
 from engine.limits.core import (
     DEFAULT_MAX_MEMORY_MB,
@@ -85,6 +88,7 @@ from engine.limits.pogpucb import pogpucb_cost
 from engine.limits.privacy import accountant_cost, pld_noise_factor
 from engine.limits.sweep import sweep_cost
 from engine.limits.upload import upload_cost
+from engine.limits.visitors import VisitorCaps
 
 __all__ = ["AuditCost", "Cost", "DEFAULT_MAX_MEMORY_MB", "DEFAULT_MAX_SECONDS", "DEFAULT_MAX_UPLOAD_ROWS",
            "HostLimits", "KNOB_NAMES", "LIGHT_SECONDS", "MEMORY_ENV", "NO_LIMIT", "RUNS_ENV", "RUN_TIME_FACTOR",
@@ -93,3 +97,4 @@ __all__ = ["AuditCost", "Cost", "DEFAULT_MAX_MEMORY_MB", "DEFAULT_MAX_SECONDS", 
            "check_workers", "cores", "fbo_cost", "format_memory", "format_seconds", "hype_cost", "hype_grid_cost",
            "knob_ranking", "objective_cost", "own_gp_cost", "pld_noise_factor", "pogpucb_cost", "priced",
            "sweep_cost", "upload_cost"]
+__all__ += ["ANSWER_MB", "SHOWN_ITEMS", "TEXT_CHARS", "VisitorCaps", "answer_mb", "answer_sentence", "short_text"]
