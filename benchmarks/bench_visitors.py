@@ -103,7 +103,8 @@ class Peaks:
                     forked[proc.pid] = proc.ppid()
             except psutil.Error:
                 pass
-        workers = sum(parent in forked for parent in forked.values())     # walled workers: the forkserver's children
+        roots = {pid for pid, parent in forked.items() if parent not in forked}            # the forkserver
+        workers = sum(parent in roots for parent in forked.values())     # walled workers: the forkserver's children
         return total / 2**20, workers
 
     def _run(self) -> None:
@@ -216,8 +217,7 @@ async def row_flood(url: str, pid: int, sessions: int = 20, seconds: float = 40.
     health = probe.latencies
     await asyncio.wait_for(visitor_task, 300)
     elapsed = time.perf_counter() - t0
-    for visitor in flooders:
-        await visitor.close()
+    await asyncio.gather(*(visitor.close() for visitor in flooders), return_exceptions=True)
     finite = sorted(h for h in health if h != float("inf"))
     return dict(peaks.report(), reruns_sent=sent[0], health_checks=len(health),
                 health_timeouts_5s=sum(h == float("inf") for h in health),

@@ -69,7 +69,7 @@ class Visitor:
         protocols = ["streamlit"] + ([self.xsrf] if self.xsrf else [])
         self.ws = await websockets.connect(self.url.replace("http", "ws", 1) + "/_stcore/stream", max_size=None,
                                            additional_headers=headers, subprotocols=protocols,
-                                           open_timeout=self.timeout, ping_interval=None)
+                                           open_timeout=self.timeout, ping_interval=None, close_timeout=2)
         return self
 
     def _xsrf_cookie(self) -> str | None:

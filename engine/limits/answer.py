@@ -47,5 +47,9 @@ def answer_mb(settings: int, columns: int, preview_rows: int) -> float:
 def answer_sentence(size_bytes: int, field_words: str | None) -> str:
     """The visitor's sentence when a worker's answer is over :data:`ANSWER_MB`."""
     lower = f"Lower the {field_words} and run again." if field_words else "Lower the settings and run again."
-    return (f"The result of this request is {size_bytes / 1e6:,.0f} MB, more than the {ANSWER_MB:,.0f} MB this "
-            f"server sends back to a page at once, so it was stopped. {lower}")
+    return (f"The result of this request is {_mb(size_bytes / 1e6)}, more than the {_mb(ANSWER_MB)} this server "
+            f"sends back to a page at once, so it was stopped. {lower}")
+
+
+def _mb(megabytes: float) -> str:
+    return f"{megabytes:,.0f} MB" if megabytes >= 10 else f"{megabytes:.2g} MB"
