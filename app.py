@@ -10,8 +10,11 @@ sent.
 
 from __future__ import annotations
 
+import time
+
 import streamlit as st
 
+from ui.kit.reruns import charge_this_run
 from ui.kit.reruns import install as install_rerun_limit
 
 from ui.kit.routes import (
@@ -96,7 +99,11 @@ def home() -> None:
                "The same engine runs headless: `python -m engine fbo --help`.")
 
 
-install_rerun_limit()       # one session's reruns are coalesced: a flood of them cannot stall the server
+install_rerun_limit()       # one visitor's reruns are capped: a flood of them cannot stall the server
 app_settings()
 
-st.navigation(menu_pages(home)).run()
+started = time.thread_time()
+try:
+    st.navigation(menu_pages(home)).run()
+finally:
+    charge_this_run(time.thread_time() - started)     # the page's CPU time, counted against its visitor's share

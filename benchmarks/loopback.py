@@ -4,7 +4,9 @@
   and command, read from the Dockerfile, so that hosted-mode tests and benchmarks run the image's own recipe;
 - :func:`start_server` / :func:`stop_server`: ``streamlit run`` on a free loopback port;
 - :class:`FakeScheduler`: a loopback socket that only counts connections;
-- :func:`cpu_seconds`, :func:`rss_mb`, :func:`seconds_until_quiet`: a server process tree's use of the machine.
+- :func:`cpu_seconds`, :func:`rss_mb`, :func:`seconds_until_quiet`: a server process tree's use of the machine;
+- :class:`HealthProbe`: the health endpoint's latency, probed from a process of its own (a client that floods the
+  server from this process would otherwise delay its own probes).
 
 Nothing here listens or connects beyond 127.0.0.1, and every wait is bounded.
 """
@@ -179,3 +181,41 @@ def seconds_until_quiet(pid: int, limit: float = 20.0, window: float = 0.2, wind
             quiet = 0
         last = now
     return float("inf")
+
+
+PROBE = """
+import sys, time, urllib.request
+url, every, timeout = sys.argv[1], float(sys.argv[2]), float(sys.argv[3])
+while True:
+    started = time.perf_counter()
+    try:
+        with urllib.request.urlopen(url + "/_stcore/health", timeout=timeout) as response:
+            response.read()
+        print(time.perf_counter() - started, flush=True)
+    except OSError:
+        print("inf", flush=True)
+    time.sleep(max(0.0, every - (time.perf_counter() - started)))
+"""
+
+
+class HealthProbe:
+    """``/_stcore/health`` probed every ``every`` seconds (``timeout``: the Dockerfile's 5 s) by a process of its own
+    while the block runs; ``latencies`` after it (inf: no answer within the timeout). Stopped by its pid."""
+
+    def __init__(self, url: str, every: float = 0.25, timeout: float = 5.0):
+        self.url, self.every, self.timeout = url, every, timeout
+        self.latencies: list[float] = []
+
+    def __enter__(self) -> "HealthProbe":
+        self.proc = subprocess.Popen([sys.executable, "-c", PROBE, self.url, str(self.every), str(self.timeout)],
+                                     stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.proc.terminate()
+        try:
+            out, _ = self.proc.communicate(timeout=self.timeout + 5)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            out, _ = self.proc.communicate()
+        self.latencies = [float(line) for line in out.split()]

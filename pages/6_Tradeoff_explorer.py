@@ -11,11 +11,12 @@ import numpy as np
 import streamlit as st
 
 from engine.cancel import Cancelled
-from engine.hosting import dask_scheduler
+from engine.hosting import dask_scheduler, is_hosted
 from engine.objectives import dataset_label
 from engine.objectives.registry import data_status
 from engine.paths import cache_dir
 from engine.sweep import SweepSummary, get_adapter, iter_sweep, spec_cost
+from engine.limits import SHOWN_ITEMS, TEXT_CHARS, short_text
 from engine.sweep.analysis import (ALL_PAIRS_MAX_SETTINGS, is_full_grid)
 from engine.validation import ConfigError
 from ui.sweep import controls
@@ -101,7 +102,8 @@ with build_tab:
         elif run is not None:
             summary = run.results[0]
             bar.progress(1.0, text=f"Done: {summary.cells} cells, {summary.rows} rows in {summary.seconds:.1f} s"
-                         + (f" ({summary.cells_reused} cells from an earlier run)" if summary.cells_reused else ""))
+                         + (f" ({summary.cells_reused} cells from an earlier run)"
+                            if summary.cells_reused and not is_hosted() else ""))
             st.session_state[controls.RESULT_KEY] = dict(
                 table=summary.table, label=spec.describe(get_adapter(spec.tool).label), source="run",
                 failures=summary.failed, dataset=dataset, preset=values["preset"],
@@ -132,6 +134,9 @@ def show_results(result: dict) -> None:
     facts = result_facts(result)            # an upload's came from its worker: the server holds no table
     st.divider()
     st.subheader(plain(result["label"]))
+    if facts.shortened:
+        st.caption(f"{facts.shortened:,} texts of this table are longer than {TEXT_CHARS} characters: the page shows "
+                   "their start and a short code that tells them apart (your file keeps them whole).")
     if not facts.rows:
         st.info("The sweep produced no rows.")
         return
@@ -153,8 +158,13 @@ def show_results(result: dict) -> None:
     m[1].metric("rows (cell x run)", facts.rows)
     m[2].metric("failed cells", facts.failed_cells)
     m[3].metric("compute time", "-" if facts.compute_seconds is None else f"{facts.compute_seconds:.1f} s")
-    for failure in result.get("failures") or []:
-        st.warning(plain(f"Cell {failure.get('setting')}: {failure.get('error')}"), icon=":material/warning:")
+    failures = result.get("failures") or []
+    for failure in failures[:SHOWN_ITEMS]:          # a few one by one, each text bounded (engine.limits.answer)
+        st.warning(plain(f"Cell {short_text(failure.get('setting'))}: {short_text(failure.get('error'))}"),
+                   icon=":material/warning:")
+    if len(failures) > SHOWN_ITEMS:
+        st.warning(f"And {len(failures) - SHOWN_ITEMS:,} more failed settings: the settings table below lists "
+                   "every one.", icon=":material/warning:")
     for note in controls.provenance(result):
         st.info(plain(note), icon=":material/history:")
     if not summary["utility"].notna().any():

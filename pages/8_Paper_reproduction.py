@@ -141,10 +141,15 @@ if BUILD_ERROR in st.session_state:
 progress_slot = st.empty()
 live_slot = st.empty()
 
-if configs and data.available and too_large is None:
+build = None
+if configs and data.available and too_large is None and config_error is None:
     # Landmine's first run builds its table of scores once (in the background, its progress shown here), a job
-    # priced on its own.
-    build = build_under_way(configs[0][1], start=run_clicked, price=build_price(configs[0][1]))
+    # priced on its own (build_refusal said whether it fits; a refusal lands under its control all the same).
+    try:
+        build = build_under_way(configs[0][1], start=run_clicked, price=build_price(configs[0][1]))
+    except ConfigError as err:
+        slots.show(err)
+        run_clicked = False
     if build is not None:
         with progress_slot:
             show_build(build, error_key=BUILD_ERROR, then="Press Run once it is ready.")

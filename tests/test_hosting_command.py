@@ -24,6 +24,7 @@ from streamlit.web import bootstrap, cli
 looked = []
 net_util.get_external_ip = lambda: looked.append(True)
 bootstrap.run = lambda *args, **kwargs: bootstrap._print_url(False)
+bootstrap.run_asgi_app = lambda *args, **kwargs: bootstrap._print_url(False)     # serve.py is an st.App
 cli.main.main(args=sys.argv[1:], prog_name="streamlit", standalone_mode=False)
 print("LOOKED UP THE EXTERNAL IP" if looked else "did not look")
 """

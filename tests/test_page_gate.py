@@ -243,7 +243,7 @@ def test_a_table_build_starts_only_with_a_price(monkeypatch):
     started = []
     monkeypatch.setattr(table_build, "table_task", lambda config: started.append(config) or object())
     monkeypatch.setattr(table_build, "table_state", lambda task: {"complete": False})
-    monkeypatch.setattr(table_build, "start_table_build", lambda task: "build")
+    monkeypatch.setattr(table_build, "start_table_build", lambda task, **how: "build")
     config = FboConfig(dataset="landmine", agents=None)
     for price in (None, Cost(seconds=1.0, memory_mb=1.0, field="agents")):
         with pytest.raises(TypeError, match="Priced"):

@@ -23,6 +23,8 @@ CLI call :func:`check` before starting it. The limits and the check live in
   ``flower_one_run_cost``);
 - :mod:`engine.limits.machine`: a call from Python (``dpbo``) checks the same prices against
   :class:`Limits` (this machine's free memory, a time the caller may set) with ``refuse_above``.
+- :mod:`engine.limits.answer`: what heavy work sends back to the server (``ANSWER_MB``, ``short_text``);
+- :mod:`engine.limits.visitors`: what one visitor may have at once (``VisitorCaps``: jobs, reruns).
 
 Every command of ``python -m engine`` is priced in one place: each tool module
 of :mod:`engine.cli` exposes ``cost(args)`` and ``engine.cli.main`` checks it.
@@ -59,6 +61,7 @@ They decide refusals, not progress bars.
 """
 
 from engine.limits.advise import advice_cost
+from engine.limits.answer import ANSWER_MB, SHOWN_ITEMS, TEXT_CHARS, answer_mb, answer_sentence, short_text
 from engine.limits.audit import (
     AuditCost,
     audit_cost,
@@ -99,6 +102,7 @@ from engine.limits.pogpucb import pogpucb_cost
 from engine.limits.privacy import accountant_cost, pld_noise_factor
 from engine.limits.sweep import sweep_cost
 from engine.limits.upload import upload_cost
+from engine.limits.visitors import VisitorCaps
 
 __all__ = ["AuditCost", "advice_cost", "Cost", "DEFAULT_MAX_MEMORY_MB", "DEFAULT_MAX_SECONDS",
            "DEFAULT_MAX_UPLOAD_ROWS",
@@ -109,3 +113,4 @@ __all__ = ["AuditCost", "advice_cost", "Cost", "DEFAULT_MAX_MEMORY_MB", "DEFAULT
            "knob_ranking", "knob_words", "Limits", "free_memory_mb", "refuse_above", "objective_cost", "own_gp_cost",
            "pld_noise_factor", "pogpucb_cost", "priced",
            "sweep_cost", "upload_cost"]
+__all__ += ["ANSWER_MB", "SHOWN_ITEMS", "TEXT_CHARS", "VisitorCaps", "answer_mb", "answer_sentence", "short_text"]

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import functools
 import threading
 import time
 from dataclasses import dataclass
@@ -42,6 +43,7 @@ from engine.validation import check_int
 SMALL_BUILD = 20_000  # agent x candidate scores below which a build runs in this process
 
 Progress = Callable[[int, int], None]
+Runner = Callable[["Build", Callable[[Progress], Any]], Any]
 _PROGRESS: contextvars.ContextVar[Progress | None] = contextvars.ContextVar("table_progress", default=None)
 
 
@@ -56,6 +58,7 @@ class BuildSnapshot:
     seconds_left: float | None     # from the pace since this build's first finished row; None until a second
     finished: bool
     error: str | None              # the failure's sentence when the build failed
+    waiting: bool = False          # queued for a place to compute (the dashboard's run pool), nothing done yet
 
     @property
     def fraction(self) -> float:
@@ -79,6 +82,12 @@ class Build:
         self._result: Any = None
         self._error: BaseException | None = None
         self._listeners: list[Progress] = []
+        self._waiting = False
+
+    def set_waiting(self, waiting: bool) -> None:
+        """Whether the build waits for a place to compute (its runner says so; see :meth:`BuildRegistry.start`)."""
+        with self._lock:
+            self._waiting = bool(waiting)
 
     # -- reported by the builder --------------------------------------------
     def report(self, done: int, total: int) -> None:
@@ -122,7 +131,7 @@ class Build:
                 left = (self._total - self._done) / rate
             error = None if self._error is None else (str(self._error) or type(self._error).__name__)
             return BuildSnapshot(self.label, self._done, self._total, now - self._started, left,
-                                 self._finished.is_set(), error)
+                                 self._finished.is_set(), error, self._waiting and not self._finished.is_set())
 
     def finished(self) -> bool:
         return self._finished.is_set()
@@ -156,9 +165,9 @@ class BuildRegistry:
             build = self._builds[key] = Build(key, label)
             return build, True
 
-    def _execute_in_background(self, build: Build, work: Callable[[Progress], Any]) -> None:
+    def _execute_in_background(self, build: Build, work: Callable[[Progress], Any], runner: Runner | None) -> None:
         lower_priority()        # this build thread and its worker processes yield the CPU to the pages
-        self._execute(build, work)
+        self._execute(build, work if runner is None else (lambda report: runner(build, work)))
 
     def _execute(self, build: Build, work: Callable[[Progress], Any]) -> None:
         """``work`` in this thread, at the caller's priority (a build in the caller's own thread must not leave
@@ -174,16 +183,19 @@ class BuildRegistry:
                 if self._builds.get(build.key) is build:
                     del self._builds[build.key]
 
-    def start(self, key: str, work: Callable[[Progress], Any], *, label: str = "table") -> Build:
+    def start(self, key: str, work: Callable[[Progress], Any], *, label: str = "table",
+              runner: Runner | None = None) -> Build:
         """Start ``work(report)`` in a background thread unless ``key`` is already being built; return the build.
 
         The thread outlives the caller (a page's script run may stop at any
         click): the build always finishes, and whoever asks next reads the
-        finished table from the cache.
+        finished table from the cache. ``runner(build, work)``, when given, runs the work in that thread
+        instead of calling it (the dashboard waits for a place in its run pool, saying so with
+        :meth:`Build.set_waiting`, and computes it behind a wall); it returns the work's result.
         """
         build, mine = self._claim(key, label)
         if mine:
-            threading.Thread(target=self._execute_in_background, args=(build, work), name=f"build {label}",
+            threading.Thread(target=self._execute_in_background, args=(build, work, runner), name=f"build {label}",
                              daemon=True).start()
         return build
 
@@ -285,19 +297,20 @@ def _build_label(task: Task) -> str:
 
 
 def start_table_build(task: Task, grid: int | None = None, *, n_jobs: int | None = None,
-                      directory=None) -> Build | None:
+                      directory=None, runner: Runner | None = None) -> Build | None:
     """Build ``task``'s table in the background (joining a build under way); None when it is ready.
 
     The returned :class:`Build` reports progress
     (``snapshot()``: rows done, seconds left) to anyone polling it, e.g. a page
-    that stays usable while the table is built.
+    that stays usable while the table is built. ``runner``: how the background thread runs the build
+    (:meth:`BuildRegistry.start`).
     """
     size = grid_size(task, grid)
     if load_table(task, size, directory) is not None:
         return None
     path = table_path(task, size, directory)
-    return BUILDS.start(str(path), lambda report: _compute_table(task, size, path, n_jobs, report),
-                        label=_build_label(task))
+    return BUILDS.start(str(path), functools.partial(_compute_table, task, size, path, n_jobs),
+                        label=_build_label(task), runner=runner)
 
 
 def table_build(task: Task, grid: int | None = None, directory=None) -> Build | None:

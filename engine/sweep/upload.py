@@ -26,7 +26,8 @@ from pathlib import Path
 import pandas as pd
 
 from engine.cancel import Cancelled, checkpoint
-from engine.limits import Cost, HostLimits, check_rows, format_seconds, upload_cost
+from engine.limits import (TEXT_CHARS, Cost, HostLimits, answer_mb, check_rows, format_seconds, short_text,
+                           upload_cost)
 from engine.limits.upload import NUMBER_CELL, TEXT_CELL
 from engine.sweep.analysis import pair_seconds
 from engine.sweep.store import CSV_CHUNK_ROWS, MAX_SETTINGS, finish_table, table_format
@@ -36,6 +37,7 @@ MAX_COLUMNS = 256               # a sweep table has its result columns and one c
 HEADER_BYTES = 64 * 1024        # longest CSV header line read
 MAX_FOOTER_BYTES = 1 << 20      # longest Parquet footer (its schema and row-group index) parsed
 UNPACKED_PER_UPLOADED = 50      # a table may unpack to at most this many times the largest upload
+PREVIEW_ROWS = 1_000            # rows of an uploaded table its worker sends back for the page to show
 
 
 def read_upload(source, name: str | None = None, *, max_bytes: int | None = None,
@@ -66,13 +68,38 @@ def read_upload(source, name: str | None = None, *, max_bytes: int | None = None
     return finish_table(frame, name)
 
 
+def short_cells(frame: pd.DataFrame) -> tuple[pd.DataFrame, int]:
+    """``frame`` with every text cell (and column name) at most :data:`engine.limits.TEXT_CHARS` characters
+    (:func:`engine.limits.short_text`: distinct texts stay distinct), and how many texts were shortened: what a
+    walled worker keeps of an upload before anything it sends back for the page (labels, parameters, errors, the
+    preview) is made from it."""
+    out, shortened = frame, 0
+    for column in frame.columns:
+        dtype = frame[column].dtype
+        if pd.api.types.is_object_dtype(dtype) or pd.api.types.is_string_dtype(dtype) or \
+                isinstance(dtype, pd.CategoricalDtype):
+            values = frame[column]
+            long = values.map(lambda v: isinstance(v, str) and len(v) > TEXT_CHARS).astype(bool)
+            if bool(long.any()):
+                out = out.copy() if out is frame else out
+                out[column] = out[column].astype(object)
+                out.loc[long, column] = values[long].map(short_text)
+                shortened += int(long.sum())
+    renamed = {c: short_text(c) for c in out.columns if isinstance(c, str) and len(c) > TEXT_CHARS}
+    return (out.rename(columns=renamed) if renamed else out), shortened + len(renamed)
+
+
 def upload_price(n_bytes: int, rows: int | None, *, cells: int | None = None,
                  frame_bytes: int | None = None) -> Cost:
     """Reading a table of ``n_bytes`` (unpacked) and ``rows`` (``cells`` and the ``frame_bytes`` of the pandas
     frame it becomes, when known), and comparing its settings on the page."""
     settings = min(int(rows if rows is not None else n_bytes // 40), MAX_SETTINGS)
     cost = upload_cost(n_bytes, rows, cells=cells, frame_bytes=frame_bytes, settings=settings)
-    return Cost(seconds=cost.seconds + pair_seconds(settings), memory_mb=cost.memory_mb, field=cost.field,
+    columns = max(1, (cells or 0) // max(1, int(rows or 1))) if cells else MAX_COLUMNS
+    # What the worker sends back (the page's facts and analysis, text bounded) is held by the server too.
+    answer = answer_mb(settings, min(columns, MAX_COLUMNS), min(int(rows if rows is not None else settings),
+                                                                PREVIEW_ROWS))
+    return Cost(seconds=cost.seconds + pair_seconds(settings), memory_mb=cost.memory_mb + answer, field=cost.field,
                 knobs=cost.knobs, memory_field=cost.memory_field, transient_mb=cost.transient_mb)
 
 
@@ -177,4 +204,4 @@ def _check_price(name: str, cost: Cost, limits: HostLimits) -> None:
                           "upload")
 
 
-__all__ = ["HEADER_BYTES", "MAX_COLUMNS", "read_upload", "upload_price"]
+__all__ = ["HEADER_BYTES", "MAX_COLUMNS", "PREVIEW_ROWS", "read_upload", "short_cells", "upload_price"]

@@ -20,7 +20,9 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from engine.validation import NUMBER, ConfigError
+from engine.validation import NUMBER, ConfigError, shown
+
+MAX_DIGITS = 100        # characters of a number a person writes; Python refuses integers of over 4,300 digits
 
 
 def plain(value):
@@ -76,6 +78,9 @@ def parse_value(text: str):
         return float(low)               # refused by the setting's check as not finite
     if not NUMBER.fullmatch(text):
         return text
+    if len(text) > MAX_DIGITS:
+        raise ConfigError(f"{shown(text)} is a number of {len(text):,} characters; write a number in at most "
+                          f"{MAX_DIGITS} (e.g. 1e30).")
     if re.fullmatch(r"[+-]?[0-9]+", text):
         return int(text)
     return float(text)

@@ -41,6 +41,7 @@ from engine.privacy import ACCOUNTANT_LABELS, ACCOUNTANTS, DELTA_RULE_LABELS, DE
 from ui.kit.errors import ErrorSlots
 from ui.kit.run_loop import LiveRun
 from ui.kit.state import (
+    MAX_TEXT,
     Ignored,
     Param,
     decode_query,
@@ -175,6 +176,7 @@ def sidebar(slots: ErrorSlots) -> None:
                       "DP-FTS-DE) or M (all).")
     if st.session_state[_key("vary")] != "none":
         st.text_input("values to compare", key=_key("values"), placeholder="e.g. 0.15, 0.25, 0.5",
+                      max_chars=MAX_TEXT,
                       help="Comma-separated; each value adds one line per algorithm it concerns.")
     slots.under("values")
 

@@ -7,6 +7,7 @@ so the waiting script thread refreshes a placeholder every
 
 from __future__ import annotations
 
+import contextlib
 import copyreg
 import queue
 import threading
@@ -45,7 +46,7 @@ if use_workers():
     warm_up(("ui.kit.cached",))   # the first heavy run does not wait for the workers' process to import
 
 
-def compute(fn: Callable[..., Any], *args, slot=None, walled: str | None = None, **kwargs) -> Any:
+def compute(fn: Callable[..., Any], *args, slot=None, walled: str | None = None, pool=None, **kwargs) -> Any:
     """``fn(*args, **kwargs)`` in a worker thread under a cancel token, without queueing (light work).
 
     The script thread sends an empty placeholder (``slot``, default a new one)
@@ -54,11 +55,19 @@ def compute(fn: Callable[..., Any], *args, slot=None, walled: str | None = None,
     its next checkpoint. Returns ``fn``'s value or raises what it raised.
 
     ``walled``: when heavy work computes in workers (:func:`engine.walls.use_workers`), compute ``fn`` in a
-    walled worker too (work whose size a visitor decides, e.g. reading an upload); the value names the knob
-    its wall sentence tells the visitor to lower.
+    walled worker too (work whose size a visitor decides, e.g. reading an upload), after waiting for a place in
+    the server's run pool (``pool``, default :data:`ui.kit.run_pool.POOL`): every walled worker counts against
+    ``DPBO_MAX_RUNS``. The value names the knob its wall sentence tells the visitor to lower.
     """
     in_worker = walled is not None and use_workers()
     slot = st.empty() if slot is None else slot
+    if in_worker:
+        with placed(pool, slot):
+            return _compute(fn, args, kwargs, slot, walled, True)
+    return _compute(fn, args, kwargs, slot, walled, False)
+
+
+def _compute(fn, args, kwargs, slot, walled: str | None, in_worker: bool):
     token = CancelToken(HostLimits.from_env().run_seconds)
     box: queue.Queue = queue.Queue(maxsize=1)
 
@@ -93,18 +102,38 @@ def pooled(fn: Callable[..., Any], *args, slot=None, pool=None, **kwargs) -> Any
     """Heavy work that is not a live run (the teaching view's round, a long accounting): like :func:`compute`,
     after waiting for a place in the server's run pool (:data:`ui.kit.run_pool.POOL`), so it counts against
     ``DPBO_MAX_RUNS`` with every other heavy run. The place is kept until ``fn`` has returned or stopped."""
+    slot = st.empty() if slot is None else slot
+    walled = kwargs.pop("walled", None)
+    with placed(pool, slot):
+        return _compute(fn, args, kwargs, slot, walled, walled is not None and use_workers())
+
+
+def queue_text(pool, ticket, *, stop: bool = False) -> str:
+    """The sentence of a job waiting in the pool: its place, the server's capacity and the visitors' caps."""
+    capacity = pool.capacity
+    return (f"Waiting for a free place: number {pool.ahead(ticket) + 1} in the queue (this server computes "
+            f"{capacity} job{'s' if capacity != 1 else ''} at a time; waiting visitors are served in turn)."
+            + (" Stop leaves the queue." if stop else ""))
+
+
+@contextlib.contextmanager
+def placed(pool=None, slot=None, slots: int = 1):
+    """Wait for a place in the server's run pool for this session's visitor (its place shown in ``slot``) and
+    hold it in the block. Raises :class:`ui.kit.run_pool.PoolRefusal` (a ConfigError) when the visitor already
+    has as many jobs as one visitor may have."""
     from ui.kit.run_pool import POOL
+    from ui.kit.visitor import current
 
     pool = POOL if pool is None else pool
-    slot = st.empty() if slot is None else slot
-    ticket = pool.join(1)
+    ticket = pool.join(slots, current())
     try:
         while not pool.try_start(ticket):
-            capacity = pool.capacity
-            slot.caption(f"Waiting for a free place: number {pool.ahead(ticket) + 1} in the queue (this server "
-                         f"computes {capacity} run{'s' if capacity != 1 else ''} at a time).")
+            if slot is not None:
+                slot.caption(queue_text(pool, ticket))
             pool.wait(POLL_SECONDS)
-        return compute(fn, *args, slot=slot, **kwargs)
+        if slot is not None:
+            slot.empty()
+        yield ticket
     finally:
         pool.leave(ticket)
 

@@ -8,7 +8,8 @@ start the engine's iterator, how many items it yields) and calls
    with :func:`checked`, before it draws Run (a refusal turns Run off), and
    hands that price over;
 2. waits for a place in the server-wide :class:`RunPool` (``DPBO_MAX_RUNS``
-   heavy runs at once; the others wait in order and see their position);
+   heavy jobs at once; waiting visitors are served in turn and see their position; one visitor's jobs are
+   capped, :mod:`ui.kit.run_pool`);
 3. steps the lines in a worker thread under a cancel token
    (:mod:`engine.cancel`) or, when heavy runs compute in workers
    (``DPBO_RUN_WORKERS``, default in hosting mode; ``in_workers``), in a
@@ -54,11 +55,12 @@ from engine.hosting import HEAVY_NICENESS, lower_priority
 from engine.limits import Cost, HostLimits, check, format_seconds
 from engine.validation import ConfigError
 from engine.walls import use_workers
-from ui.kit.compute import POLL_SECONDS
+from ui.kit.compute import POLL_SECONDS, queue_text
 from ui.kit.errors import ErrorSlots
 from ui.kit.run_pool import POOL, RunPool, Ticket
 from ui.kit.run_worker import failure_message, step_lines, walled
 from ui.kit.text import plain
+from ui.kit.visitor import current as current_visitor
 
 __all__ = ["failure_message"]   # re-exported: pages and tests import it from here
 REDRAW_SECONDS = 0.3      # live charts redraw at most this often (and after the first item)
@@ -205,13 +207,10 @@ def run_live(key: str, lines: Sequence[LiveLine], *, values: Mapping, draw: Call
 
 def _queue(pool: RunPool, slots: int, progress_slot) -> Ticket:
     """Wait for a place in the pool, showing the position; returns the started ticket."""
-    ticket = pool.join(slots)
+    ticket = pool.join(slots, current_visitor())      # PoolRefusal (a ConfigError) over the visitor's caps
     try:
         while not pool.try_start(ticket):
-            capacity = pool.capacity
-            progress_slot.progress(0.0, text=(
-                f"Waiting for a free place: number {pool.ahead(ticket) + 1} in the queue (this server computes "
-                f"{capacity} run{'s' if capacity != 1 else ''} at a time). Stop leaves the queue."))
+            progress_slot.progress(0.0, text=queue_text(pool, ticket, stop=True))
             pool.wait(QUEUE_POLL_SECONDS)
     except BaseException:
         pool.leave(ticket)

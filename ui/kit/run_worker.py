@@ -14,12 +14,14 @@ from __future__ import annotations
 import functools
 import importlib
 import logging
+import pickle
 import time
 from typing import Iterator
 
 from engine.cancel import Cancelled, CancelToken, cancellable
 from engine.hosting import is_hosted
-from engine.limits import HostLimits
+from engine.limits import HostLimits, answer_sentence
+from engine.limits import answer as answers
 from engine.limits.core import KNOB_NAMES, format_memory, format_seconds
 from engine.validation import ConfigError
 from engine.walls import MEMORY, Wall, WallHit, run_walled
@@ -88,18 +90,58 @@ class _Sent:
         token.check()
 
 
-def in_worker(lines, snapshot, progress, interleave, redraw: float, deadline: float | None, send) -> None:
+class AnswerTooLarge(Exception):
+    """What a worker was about to send back is over the answer budget (:data:`engine.limits.ANSWER_MB`)."""
+
+    def __init__(self, size: int):
+        super().__init__(f"an answer of {size} bytes")
+        self.size = size
+
+
+def bounded(send, budget: int):
+    """The worker's ``send``, each message pickled here and refused over ``budget`` bytes (the server checks the
+    size again before it unpickles anything)."""
+    def put(message) -> None:
+        data = pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
+        if len(data) > budget:
+            raise AnswerTooLarge(len(data))
+        send(("packed", data))
+    return put
+
+
+def unpacked(message: tuple, budget: int, field: str | None) -> tuple:
+    """A worker's message as it sent it: a packed one unpickled after its size is checked; an answer over the
+    budget raised as the visitor's ConfigError naming ``field``."""
+    if message[0] == "packed":
+        if len(message[1]) > budget:
+            raise ConfigError(answer_sentence(len(message[1]), KNOB_NAMES.get(field, field)), field)
+        message = pickle.loads(message[1])
+    if message[0] == "answer":
+        raise ConfigError(answer_sentence(message[1], KNOB_NAMES.get(field, field)), field)
+    return message
+
+
+def answer_budget() -> int:
+    """Bytes one message from a worker may have (:data:`engine.limits.answer.ANSWER_MB`, read now)."""
+    return int(answers.ANSWER_MB * 1e6)
+
+
+def in_worker(lines, snapshot, progress, interleave, redraw: float, deadline: float | None, send,
+              budget: int | None = None) -> None:
     """The worker's whole run: step the lines under a cancel token with the host's deadline, report the end."""
     for name in QUIET:       # a worker has no Streamlit runtime: its caches are plain memory caches, as meant
         logging.getLogger(name).setLevel(logging.ERROR)
     token = CancelToken(deadline)
+    put = send if budget is None else bounded(send, budget)
     try:
         with cancellable(token):
-            step_lines(lines, snapshot, progress, interleave, _Sent(send), token, redraw)
+            step_lines(lines, snapshot, progress, interleave, _Sent(put), token, redraw)
     except Cancelled as err:
         send(("stopped", err.reason))
     except ConfigError as err:
         send(("refused", str(err), err.field))
+    except AnswerTooLarge as err:
+        send(("answer", err.size))
     except MemoryError:
         raise
     except Exception as err:  # noqa: BLE001 - a failing run must leave the page usable
@@ -122,10 +164,13 @@ def wall_sentence(kind: str, field: str | None, limits: HostLimits | None = None
 def walled(lines, snapshot, progress, interleave, channel, token: CancelToken, cost,
            redraw: float = REDRAW_SECONDS) -> None:
     """Step ``lines`` in a walled worker, forwarding its messages to ``channel`` (the script thread's)."""
+    budget = answer_budget()
     work = functools.partial(in_worker, lines, snapshot, progress, interleave, redraw,
-                             None if token.deadline is None else max(token.deadline - time.monotonic(), 0.1))
+                             None if token.deadline is None else max(token.deadline - time.monotonic(), 0.1),
+                             budget=budget)
     try:
-        for kind, *payload in run_walled(work, token, Wall.from_limits()):
+        for message in run_walled(work, token, Wall.from_limits()):
+            kind, *payload = unpacked(message, budget, cost.field)
             if kind == "refused":
                 raise ConfigError(payload[0], payload[1])
             channel.put(kind, *payload)
@@ -136,12 +181,18 @@ def walled(lines, snapshot, progress, interleave, channel, token: CancelToken, c
         raise ConfigError(wall_sentence(hit.kind, field), field) from None
 
 
-def _call(fn, args, kwargs, send) -> None:
-    """In a worker: ``fn(*args, **kwargs)`` and its value, or its refusal or failure, as one message."""
+def _call(fn, args, kwargs, send, budget: int | None = None, progress: bool = False) -> None:
+    """In a worker: ``fn(*args, **kwargs)`` and its value, or its refusal or failure, as one message
+    (``progress``: ``fn`` gets one more argument, a ``report(*values)`` whose calls reach the server as they come)."""
+    put = send if budget is None else bounded(send, budget)
     try:
-        send(("value", fn(*args, **kwargs)))
+        if progress:
+            args = (*args, lambda *values: put(("progress", *values)))
+        put(("value", fn(*args, **kwargs)))
     except ConfigError as err:
         send(("refused", str(err), err.field))
+    except AnswerTooLarge as err:
+        send(("answer", err.size))
     except MemoryError:
         raise
     except Exception as err:  # noqa: BLE001 - the server raises it as one sentence
@@ -149,14 +200,22 @@ def _call(fn, args, kwargs, send) -> None:
         send(("failed", failure_message(err)))
 
 
-def call_walled(fn, args: tuple, kwargs: dict, token: CancelToken, *, field: str | None = None):
+def call_walled(fn, args: tuple, kwargs: dict, token: CancelToken, *, field: str | None = None, progress=None):
     """``fn(*args, **kwargs)`` computed in a walled worker (light work that may still be large: an upload).
 
     A refusal is raised as its ConfigError, a failure as RuntimeError with the visitor's sentence, and a run
-    over the wall as ConfigError naming ``field``.
+    over the wall, or an answer over :data:`engine.limits.ANSWER_MB`, as ConfigError naming ``field``.
+    ``progress``: ``fn`` is called with one more argument, a ``report(*values)`` that calls ``progress(*values)``
+    here as the worker reports (a table build's rows done).
     """
+    budget = answer_budget()
+    work = functools.partial(_call, fn, args, kwargs, budget=budget, progress=progress is not None)
     try:
-        for kind, *payload in run_walled(functools.partial(_call, fn, args, kwargs), token, Wall.from_limits()):
+        for message in run_walled(work, token, Wall.from_limits()):
+            kind, *payload = unpacked(message, budget, field)
+            if kind == "progress":
+                progress(*payload)
+                continue
             if kind == "value":
                 return payload[0]
             if kind == "refused":

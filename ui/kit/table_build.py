@@ -16,9 +16,12 @@ import streamlit as st
 from engine.objectives.base import DatasetUnavailable, DataStatus
 from engine.objectives.builds import Build, start_table_build, table_build
 from engine.objectives.registry import TABLE_TASKS, default_agents, make_task
+from engine.hosting import where
 from engine.objectives.store import table_state
 from engine.paths import data_dir
 from engine.limits import format_seconds
+from engine.walls import use_workers
+from ui.kit.visitor import current as current_visitor
 
 POLL_SECONDS = 0.5
 
@@ -38,8 +41,11 @@ def table_task(config):
 
 def missing_data(status: DataStatus, dataset_name: str) -> None:
     """One or two lines in the main area: the data set is not here, where its file goes, where to get it."""
-    st.warning(f"**{dataset_name} needs its data file**, {status.problem} at `{status.path}`: download it from "
-               f"{status.url} (or run `python -m engine data fetch landmine`).", icon=":material/folder_off:")
+    where_it_goes = where(status.path, "")          # the server's folder only locally (engine.hosting.where)
+    st.warning(f"**{dataset_name} needs its data file**, {status.problem}"
+               + (f" at `{where_it_goes}`" if where_it_goes else " in this server's data folder")
+               + f": download it from {status.url} (or run `python -m engine data fetch landmine`).",
+               icon=":material/folder_off:")
 
 
 def table_build_seconds(config) -> float | None:
@@ -111,11 +117,39 @@ def build_under_way(config, *, start: bool, price) -> Build | None:
     task = table_task(config)
     if task is None or table_state(task)["complete"]:
         return None
-    return start_table_build(task) if start else table_build(task)
+    if not start:
+        return table_build(task)
+    walled = use_workers()
+    # In the server's run pool like every heavy job, and behind the walls when runs are (one worker process:
+    # the one place it holds).
+    return start_table_build(task, n_jobs=1 if walled else None, runner=pooled_build(current_visitor(), walled))
+
+
+def pooled_build(visitor, walled: bool):
+    """How a page's table build runs in its background thread: it waits for a place in the server's run pool
+    (:data:`ui.kit.run_pool.POOL`, the page says so), then computes in that thread or, when heavy work computes in
+    workers, in a walled worker whose progress reaches the page as it comes."""
+    from engine.cancel import CancelToken
+    from engine.limits import HostLimits
+    from ui.kit.run_pool import POOL
+    from ui.kit.run_worker import call_walled
+
+    def in_the_pool(build: Build, table_job):
+        build.set_waiting(True)
+        with POOL.held(visitor):
+            build.set_waiting(False)
+            if not walled:
+                return table_job(build.report)
+            token = CancelToken(HostLimits.from_env().run_seconds)
+            return call_walled(table_job, (), {}, token, field="dataset", progress=build.report)
+    return in_the_pool
 
 
 def progress_text(build: Build) -> tuple[float, str]:
     snap = build.snapshot()
+    if snap.waiting:
+        return 0.0, (f"Waiting for a free place to build {snap.label}: this server computes a few jobs at a time "
+                     "and serves waiting visitors in turn. The page stays usable.")
     left = ("estimating the time left" if snap.seconds_left is None
             else f"about {format_seconds(snap.seconds_left)} left")
     return snap.fraction, (f"Building {snap.label} once: {snap.done} of {snap.total} agents scored, {left}. "

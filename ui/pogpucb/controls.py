@@ -11,7 +11,7 @@ from engine.pogpucb.config import HYPER_MODE_LABELS
 from engine.pogpucb.presets import paper_presets
 from engine.pogpucb.variants import COMPARE, build_variants, epsilon_from
 from ui.kit.errors import ErrorSlots
-from ui.kit.state import Ignored, Param, current_values, params_of, seed_controls, set_state
+from ui.kit.state import MAX_TEXT, Ignored, Param, current_values, params_of, seed_controls, set_state
 
 PREFIX = "po_"
 RUN_KEY = "po_run_state"           # the page's LiveRun
@@ -118,6 +118,7 @@ def sidebar(slots: ErrorSlots):
         unit = ("log ε" if st.session_state[_key("eps_mode")] == "log" else "ε") \
             if st.session_state[_key("compare")] == "epsilon" else "r"
         st.text_input(f"values of {unit}", key=_key("values"), placeholder="e.g. 3, 10, 20",
+                      max_chars=MAX_TEXT,
                       help="Separated by commas, at most 6. The non-private baseline runs once.")
         slots.under("values")
     with st.expander("Modeler"):

@@ -23,18 +23,19 @@ import hashlib
 import io
 import threading
 from collections import OrderedDict
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import pandas as pd
 
 from engine.sweep import read_upload, summarise, varied_parameters
+from engine.sweep.upload import PREVIEW_ROWS, short_cells
 from engine.sweep.analysis import (ALL_PAIRS_MAX_SETTINGS, every_setting_params, lower_is_better, metric_choices,
                                    pair_differences, ties, with_metric)
 from engine.validation import ConfigError
 
 KEPT_TABLES = 8                 # analyses of uploaded files kept for every session (by the hash of the file)
-PREVIEW_ROWS = 1_000            # rows of an uploaded table its worker sends for the page to show
-_KEPT: OrderedDict[str, "TableAnalysis"] = OrderedDict()
+KEPT_MB = 64.0                  # and at most this much of them in all (the sizing rule of docs/hosting.md counts it)
+_KEPT: OrderedDict[str, tuple["TableAnalysis", float]] = OrderedDict()
 _KEPT_LOCK = threading.Lock()
 
 
@@ -61,6 +62,7 @@ class TableFacts:
     preview_note: str | None           # the sentence saying that rows were left out
     csv: bytes | None                  # the downloads (None for an upload: the visitor has the file)
     parquet: bytes | None
+    shortened: int = 0                 # texts of an upload longer than engine.limits.TEXT_CHARS, shown shortened
 
 
 def table_facts(table: pd.DataFrame, preview_rows: int | None = None, *, downloads: bool = True) -> TableFacts:
@@ -114,13 +116,14 @@ def read_and_analyse(data: bytes, name: str, max_bytes: int | None, metric: str 
     """In one worker: an uploaded file read (refused or priced first, :func:`engine.sweep.read_upload`), its facts
     and its analysis by ``metric`` (``analyser``, default :func:`analyse`, travels with the call); the table
     itself stays in the worker. Imports no Streamlit."""
-    table = read_upload(io.BytesIO(data), name, max_bytes=max_bytes)
-    return table_facts(table, PREVIEW_ROWS, downloads=False), (analyser or analyse)(with_metric(table, metric))
+    table, shortened = short_cells(read_upload(io.BytesIO(data), name, max_bytes=max_bytes))   # bounded answers
+    facts = replace(table_facts(table, PREVIEW_ROWS, downloads=False), shortened=shortened)
+    return facts, (analyser or analyse)(with_metric(table, metric))
 
 
 def analyse_upload(data: bytes, name: str, max_bytes: int | None, metric: str, analyser=None) -> TableAnalysis:
     """In a worker: the analysis of an uploaded file by another ``metric`` (the file read again there)."""
-    table = read_upload(io.BytesIO(data), name, max_bytes=max_bytes)
+    table, _ = short_cells(read_upload(io.BytesIO(data), name, max_bytes=max_bytes))
     return (analyser or analyse)(with_metric(table, metric))
 
 
@@ -147,10 +150,22 @@ def open_upload(data: bytes, name: str, max_bytes: int | None) -> tuple[TableFac
     return facts, {"digest": key, "analysis": analysis, "upload": (data, name, max_bytes), "facts": facts}
 
 
+def analysis_mb(analysis: TableAnalysis) -> float:
+    """What an analysis holds in memory (its summary's cells, text included, and its ties), in MB."""
+    tied = sum(len(others) + 1 for others in dict(analysis.tied or {}).values()) * 64
+    return (int(analysis.summary.memory_usage(deep=True).sum()) + tied) / 1e6
+
+
 def _keep(key: str, analysis: TableAnalysis) -> None:
+    """Keep ``analysis`` for the next session that opens the same file: at most :data:`KEPT_TABLES` analyses and
+    :data:`KEPT_MB` in all, the least recently used dropped first (one larger than all of it is not kept)."""
+    size = analysis_mb(analysis)
     with _KEPT_LOCK:
-        _KEPT[key] = analysis
-        while len(_KEPT) > KEPT_TABLES:
+        _KEPT.pop(key, None)
+        if size > KEPT_MB:
+            return
+        _KEPT[key] = (analysis, size)
+        while len(_KEPT) > KEPT_TABLES or sum(mb for _, mb in _KEPT.values()) > KEPT_MB:
             _KEPT.popitem(last=False)
 
 
@@ -163,7 +178,7 @@ def _analysed(key: str, result: dict, metric: str) -> TableAnalysis:
         kept = _KEPT.get(key)
         if kept is not None:
             _KEPT.move_to_end(key)
-            return kept
+            return kept[0]
     if result.get("upload") is not None:
         kept = compute(analyse_upload, *result["upload"], metric, analyse, walled="upload")
     else:

@@ -28,7 +28,7 @@ from ui.hype import controls as hype_controls
 from ui.pogpucb import controls as pogpucb_controls
 from ui.kit.errors import ErrorSlots
 from ui.kit.routes import TOOL_ROUTES, Route
-from ui.kit.state import Ignored, SEED_MAX, Param, current_values, init_state, set_state
+from ui.kit.state import MAX_TEXT, Ignored, SEED_MAX, Param, current_values, init_state, set_state
 
 PREFIX = "sw_"
 RESULT_KEY = "sw_result"           # the table shown (from a run or an upload)
@@ -165,6 +165,7 @@ def builder(slots: ErrorSlots) -> None:
     left, right = st.columns([1, 1.4], gap="large")
     with left:
         st.text_area("fixed settings (one name = value per line)", key=_key("base"), height=230,
+                     max_chars=MAX_TEXT,
                      help=f"Every cell uses these; anything not listed takes the engine's default. "
                           f"Names: {', '.join(field_names)}.")
         slots.fallback()
@@ -174,7 +175,7 @@ def builder(slots: ErrorSlots) -> None:
         if st.session_state[_key("p1")] not in options1:
             st.session_state[_key("p1")] = options1[0]
         c1.selectbox("vary", options1, key=_key("p1"), help="The first parameter the sweep varies.")
-        c2.text_input("its values", key=_key("v1"), placeholder="e.g. 0.15, 0.25, 0.5",
+        c2.text_input("its values", key=_key("v1"), placeholder="e.g. 0.15, 0.25, 0.5", max_chars=MAX_TEXT,
                       help="Comma-separated; every value is one setting.")
         with c2:
             slots.under(st.session_state[_key("p1")], "v1")
@@ -185,7 +186,8 @@ def builder(slots: ErrorSlots) -> None:
         c3.selectbox("and vary", options2, key=_key("p2"), format_func=lambda n: "nothing else" if n == "none" else n,
                      help="Optional second parameter: a heatmap appears for a full grid.")
         two = st.session_state[_key("p2")] != "none"
-        c4.text_input("its values", key=_key("v2"), disabled=not two, placeholder="e.g. 1, 1.5")
+        c4.text_input("its values", key=_key("v2"), disabled=not two, placeholder="e.g. 1, 1.5",
+                      max_chars=MAX_TEXT)
         with c4:
             slots.under(st.session_state[_key("p2")], "v2")
         if two:
@@ -278,7 +280,7 @@ def provenance(result: dict) -> list[str]:
         done, total = result["stopped"]
         notes.append(f"The sweep was stopped: {done} of its {total} cells finished, and only they are drawn. Run "
                      "the same sweep again to compute the rest (the finished cells are kept).")
-    if result.get("reused"):
+    if result.get("reused") and not is_hosted():     # hosted: nothing tells a visitor what others ran, or when
         reused, total, when = result["reused"]
         date = datetime.datetime.fromtimestamp(when).strftime("%Y-%m-%d %H:%M") if when else "an earlier date"
         notes.append(f"{reused} of {total} cells were not run now: they are results an earlier session saved on "
