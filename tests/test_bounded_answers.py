@@ -128,7 +128,11 @@ def test_the_served_app_closes_the_metrics_in_hosting_mode_only(monkeypatch):
 
         async def send(message):
             sent.append(message)
-        asyncio.run(ClosedPaths(app)({"type": "http", "path": path}, None, send))
+        # In a thread of its own: a test worker that drove a browser before may have an event loop running here.
+        worker = threading.Thread(target=lambda: asyncio.run(ClosedPaths(app)({"type": "http", "path": path}, None,
+                                                                              send)))
+        worker.start()
+        worker.join(30)
         return sent[0]["status"]
 
     monkeypatch.setenv("DPBO_HOSTED", "1")

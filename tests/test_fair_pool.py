@@ -96,3 +96,17 @@ def test_reruns_of_one_address_share_one_budget_and_other_addresses_do_not_wait(
     assert reruns.address_turn("198.51.100.9", now, 8.0) == 0.0                # another visitor
     assert reruns.address_turn(None, now, 8.0) == 0.0                          # no address: the session's own cap
     assert reruns.address_turn("203.0.113.7", now + 0.125, 8.0) == 0.0       
+
+
+def test_a_press_repeated_within_a_second_is_never_dropped_as_a_repeated_request():
+    """Two presses of "Next" send the same request; a flood of identical requests without a press is one run."""
+    from streamlit.proto.ClientState_pb2 import ClientState
+
+    from ui.kit.reruns import _presses
+
+    pressed, plain = ClientState(), ClientState()
+    pressed.widget_states.widgets.add(id="next", trigger_value=True)
+    plain.widget_states.widgets.add(id="slider", int_value=3)
+    released = ClientState()
+    released.widget_states.widgets.add(id="next", trigger_value=False)
+    assert _presses(pressed) and not _presses(plain) and not _presses(released)

@@ -105,7 +105,7 @@ def hosted(tmp_path_factory):
     what the hosted tests test. Yields a namespace with ``url``, ``pid`` and the ``cache`` folder.
     """
     image_env, command = image_config()
-    assert image_env.get("DPBO_HOSTED") == "1" and command[:3] == ["streamlit", "run", "app.py"]
+    assert image_env.get("DPBO_HOSTED") == "1" and command[:3] == ["streamlit", "run", "serve.py"]
     cache = tmp_path_factory.mktemp("hosted-cache")
     env = image_environment(cache)
     for proc, url in _serve(tmp_path_factory, command, env, "hosted"):

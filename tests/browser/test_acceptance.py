@@ -23,6 +23,7 @@ from ui.pogpucb.controls import PRESETS as POGPUCB_PRESETS
 from ui.reproduction.controls import PARAMS as REPRODUCTION_PARAMS
 from ui.sweep.controls import CUSTOM
 from ui.sweep.controls import PARAMS as SWEEP_PARAMS
+from ui.advise.controls import PARAMS as ADVISE_PARAMS
 
 pytestmark = pytest.mark.browser
 ACCEPTANCE = pytest.mark.skipif(os.environ.get("DPBO_ACCEPTANCE", "") != "1",
@@ -38,6 +39,8 @@ PRESET_LINKS = {
     "Privacy_audit": [f"mechanism={name}" for name in AUDIT_PARAMS["mechanism"].choices],
     "Paper_reproduction": [f"paper={name}" for name in REPRODUCTION_PARAMS["paper"].choices]
                           + [f"part={name}" for name in REPRODUCTION_PARAMS["part"].choices],
+    "Plan_a_deployment": [f"algorithm={name}" for name in ADVISE_PARAMS["algorithm"].choices]
+                         + [f"dataset={name}" for name in ADVISE_PARAMS["dataset"].choices],
 }
 ERROR_BOXES = "[data-testid='stException'], [data-testid='stAlertContentError']"
 PAGE_MS = 180_000         # a page's work (a preset's preview, the teaching round) within the host's deadline

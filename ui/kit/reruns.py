@@ -24,7 +24,7 @@ not slowed. While a rerun waits, only the latest request of that session runs
 (its widget states are the browser's current ones, so nothing a person did is
 lost but the intermediate states). A request identical to the one the session's
 last run started with, within :data:`SAME_RERUN_SECONDS` of it, is dropped: that
-run answers it. Fragment reruns pass through unchanged.
+run answers it, unless it carries a press (a button pressed twice in a second runs twice). Fragment reruns pass through unchanged.
 
 Why runs, and their time, are what is capped: Streamlit starts a thread for every
 run, and the server's event loop waits until it has started; with many scripts
@@ -140,6 +140,19 @@ def _fingerprint(client_state) -> bytes | None:
         return None
 
 
+TRIGGERS = ("trigger_value", "string_trigger_value", "json_trigger_value", "chat_input_value")
+
+
+def _presses(client_state) -> bool:
+    """Whether a rerun request carries a press (a button, a chat message): two presses of "Next" in a second send
+    the same request, and each must run."""
+    try:
+        return any(widget.WhichOneof("value") in TRIGGERS and bool(getattr(widget, widget.WhichOneof("value")))
+                   for widget in client_state.widget_states.widgets)
+    except Exception:  # noqa: BLE001 - an unreadable request: treat it as a press, never drop it
+        return True
+
+
 def _wait(state: dict, interval: float, now: float) -> float:
     """Seconds until this session may rerun (0: now, and its address's turn is taken)."""
     caps = VisitorCaps.from_env()
@@ -167,7 +180,8 @@ def install(interval: float = MIN_INTERVAL) -> None:
                                                      "address": address, "key": visitor_key(self.id, address)}
         now = time.monotonic()
         asked = _fingerprint(client_state)
-        if state["timer"] is None and asked == state["ran"] and now - state["last"] < SAME_RERUN_SECONDS:
+        if state["timer"] is None and asked == state["ran"] and now - state["last"] < SAME_RERUN_SECONDS \
+                and not _presses(client_state):
             return                                  # the run just started already answers this request
         if state["timer"] is None:
             wait = _wait(state, interval, now)
