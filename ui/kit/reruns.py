@@ -24,7 +24,8 @@ not slowed. While a rerun waits, only the latest request of that session runs
 (its widget states are the browser's current ones, so nothing a person did is
 lost but the intermediate states). A request identical to the one the session's
 last run started with, within :data:`SAME_RERUN_SECONDS` of it, is dropped: that
-run answers it, unless it carries a press (a button pressed twice in a second runs twice). Fragment reruns pass through unchanged.
+run answers it, unless it carries a press (a button pressed twice in a second
+runs twice). Fragment reruns pass through unchanged.
 
 Why runs, and their time, are what is capped: Streamlit starts a thread for every
 run, and the server's event loop waits until it has started; with many scripts
