@@ -24,8 +24,11 @@ CHUNK_WORK = 1 << 23       # elements touched per chunk over all releases: progr
 # Trials are counted on grids as they are played (engine.audit.bands), so no
 # memory grows with them: the pilot that places the grids keeps its scores
 # (PILOT_TRIALS per world, a float64 per statistic), the counts are a few kB.
+# The server's game on many agents touches each element several times (the clipped vectors, the sub-regions' sums
+# and weights): 10,000 agents x 2 features over 6,000 trials took 6.5 reference seconds (5.4e-8 per element),
+# 2,400 agents and sub-regions x 8 features x 4 releases 29.1 (3.2e-8); priced at 6e-8.
 OVERHEAD_SECONDS = {"fbo-server": 1.0e-6, "hype-votes": 0.2e-6}
-PER_ELEMENT_SECONDS = {"fbo-server": 2.0e-8, "hype-votes": 1.8e-8}
+PER_ELEMENT_SECONDS = {"fbo-server": 6.0e-8, "hype-votes": 1.8e-8}
 CHUNK_ARRAYS = 6
 BYTES_PER_TRIAL = 3 * 8      # a Flower strategy's game: its pilot and counts, priced per trial as before
 PILOT_PER_WORLD, PILOT_LEAST = 20_000, 200    # engine.audit.bands.PILOT_TRIALS, engine.audit.game.grids_of's least

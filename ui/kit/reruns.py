@@ -6,7 +6,7 @@ the running script and starts it again. Hundreds a second from one client kept
 the server busy enough that its health check went unanswered for tens of
 seconds. :func:`install` wraps the session's handler, and a rerun waits until
 
-- its session's last rerun is :data:`MIN_INTERVAL` old
+- its session's last rerun is :func:`min_interval` old
   (:attr:`engine.limits.VisitorCaps.reruns_per_session`);
 - in hosting mode, its visitor's page scripts have not used more than their
   share of the server's time: the CPU time each script run took is charged to
@@ -40,9 +40,21 @@ import math
 import threading
 import time
 
-from engine.limits import VisitorCaps
+# app.py installs this on every run before the product's menu is sent, so the engine (engine.limits imports the
+# accountants: 0.6 s) is imported only when a rerun request first arrives, not here.
 
-MIN_INTERVAL = 1.0 / VisitorCaps().reruns_per_session        # seconds between two reruns of one session
+
+def _caps():
+    from engine.limits import VisitorCaps
+
+    return VisitorCaps.from_env()
+
+
+def min_interval() -> float:
+    """Seconds between two reruns of one session (``VisitorCaps.reruns_per_session``)."""
+    from engine.limits import VisitorCaps
+
+    return 1.0 / VisitorCaps().reruns_per_session
 # A request that asks for exactly what the session's last run was started with (page, query and every widget's
 # value, a button's press included), this soon after it, is answered by that run: nothing a person does sends the
 # same request twice within a second, a client that floods the server does.
@@ -107,7 +119,7 @@ def cpu_wait(key: str, now: float, share: float | None) -> float:
 
 def charge(key: str, seconds: float, now: float | None = None, share: float | None = None) -> None:
     """The visitor ``key``'s page script used ``seconds`` of CPU time (hosting mode: its next reruns wait for it)."""
-    share = VisitorCaps.from_env().script_share if share is None else share
+    share = _caps().script_share if share is None else share
     if not share:
         return
     now = time.monotonic() if now is None else now
@@ -156,12 +168,12 @@ def _presses(client_state) -> bool:
 
 def _wait(state: dict, interval: float, now: float) -> float:
     """Seconds until this session may rerun (0: now, and its address's turn is taken)."""
-    caps = VisitorCaps.from_env()
+    caps = _caps()
     wait = max(state["last"] + interval - now, cpu_wait(state["key"], now, caps.script_share))
     return wait if wait > 0 else address_turn(state["address"], now, caps.reruns_per_address)
 
 
-def install(interval: float = MIN_INTERVAL) -> None:
+def install(interval: float | None = None) -> None:
     """Cap every session's reruns, and every visitor's (idempotent; app.py calls it on each run)."""
     from streamlit.runtime.app_session import AppSession
 
@@ -185,7 +197,7 @@ def install(interval: float = MIN_INTERVAL) -> None:
                 and not _presses(client_state):
             return                                  # the run just started already answers this request
         if state["timer"] is None:
-            wait = _wait(state, interval, now)
+            wait = _wait(state, min_interval() if interval is None else interval, now)
             if wait <= 0:
                 state["last"], state["ran"] = now, asked
                 original(self, client_state)
@@ -213,4 +225,4 @@ def install(interval: float = MIN_INTERVAL) -> None:
             state["timer"] = loop.call_later(max(wait, 0.0), fire)
 
     AppSession._handle_rerun_script_request = coalesced  # noqa: SLF001
-    AppSession._dpbo_coalesced = interval  # noqa: SLF001
+    AppSession._dpbo_coalesced = True  # noqa: SLF001
