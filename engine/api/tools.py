@@ -4,6 +4,8 @@ kept when stopped (Ctrl-C, the time limit)."""
 
 from __future__ import annotations
 
+import contextlib
+
 from engine.api.common import DEFAULT_LIMITS, INTERRUPTED, priced, stop_reason, time_limit_error, token_for
 from engine.api.fbo import fbo_price
 from engine.audit import AuditCancelled, AuditResult, OneRunAudit, OneRunResult, ServerAudit, VoteAudit, audit_cost
@@ -111,6 +113,20 @@ def run_pogpucb(config: PoConfig | None = None, *, progress: bool | None = None,
 
 
 @api_boundary
+@contextlib.contextmanager
+def _audit_stops(token, limits: Limits):
+    """An audit under ``token``: its time limit one sentence, Ctrl-C the KeyboardInterrupt it was."""
+    try:
+        with guarded(token):
+            yield
+    except (Cancelled, AuditCancelled):
+        if token.reason is None:
+            raise
+        if token.reason != TIME_LIMIT:
+            raise KeyboardInterrupt from None
+        raise time_limit_error(limits, "This audit") from None
+
+
 def run_audit(config: ServerAudit | VoteAudit | OneRunAudit, *, progress: bool | None = None,
               limits: Limits | None = DEFAULT_LIMITS) -> AuditResult | OneRunResult:
     """Audit a mechanism of the engine: play its distinguishing game and bound epsilon from below.
@@ -139,15 +155,8 @@ def run_audit(config: ServerAudit | VoteAudit | OneRunAudit, *, progress: bool |
     if isinstance(config, OneRunAudit):
         priced(one_run_cost(config), limits, what="This audit")
         token = token_for(limits)
-        try:
-            with guarded(token):
-                return run_one_run(config, cancel=token)
-        except (Cancelled, AuditCancelled):
-            if token.reason is None:
-                raise
-            if token.reason != TIME_LIMIT:
-                raise KeyboardInterrupt from None
-            raise time_limit_error(limits, "This audit") from None
+        with _audit_stops(token, limits):
+            return run_one_run(config, cancel=token)
     if not isinstance(config, (ServerAudit, VoteAudit)):
         raise ConfigError(f"config must be a dpbo.ServerAudit, VoteAudit or OneRunAudit, got {shown(config)}.",
                           "config")
@@ -155,14 +164,8 @@ def run_audit(config: ServerAudit | VoteAudit | OneRunAudit, *, progress: bool |
     token = token_for(limits)
     line = Progress(f"audit of {config.mechanism}", int(config.trials) // 2 * 2, enabled=progress, unit="trial")
     try:
-        with guarded(token):
+        with _audit_stops(token, limits):
             return _run_audit(config, progress=lambda done, total: line.update(done), cancel=token)
-    except (Cancelled, AuditCancelled):
-        if token.reason is None:
-            raise
-        if token.reason != TIME_LIMIT:
-            raise KeyboardInterrupt from None
-        raise time_limit_error(limits, "This audit") from None
     finally:
         line.close()
 

@@ -52,6 +52,30 @@ def _seed():
                    help="fixes the games' randomness: the same seed gives the same result")
 
 
+def _weights():
+    return setting("adaptive", choices=WEIGHTS, label="weights", help="sub-region weights")
+
+
+def _weight_a():
+    return setting(15.0, low=0, low_open=True, noun="weight parameter a", link=(0, HUGE), label="weight a",
+                   help="a of the softmax weights")
+
+
+def _weight_schedule():
+    return setting("synthetic", choices=WEIGHT_SCHEDULES, noun="weight schedule", label="weight schedule",
+                   help="how the weights' a_t decays (as FboConfig's)")
+
+
+def _canary_norm():
+    return setting(1.0, low=0, high=MAX_CANARY_NORM, low_open=True, noun="canary norm", link=(0, MAX_CANARY_NORM),
+                   label="canary norm", help="canary norm in clip bounds (e.g. 1000 checks that clipping happens)")
+
+
+def _accountant():
+    return setting("pld", choices=ACCOUNTANTS, label="accountant",
+                   help="accountant of the claimed epsilon (pld, the tightest)")
+
+
 def _noise_scale():
     return setting(1.0, low=0, high=MAX_NOISE_SCALE, low_open=True, noun="noise scale", page_param="control",
                    help="negative control: multiply the noise actually added, keep the claim")
@@ -86,19 +110,14 @@ class ServerAudit(metaclass=Checked):
                          help="T releases composed")
     sampling: str = setting("poisson", choices=SAMPLING, label="sampling",
                             help="poisson (add/remove) or fixed (replace-one)")
-    weights: str = setting("adaptive", choices=WEIGHTS, label="weights", help="sub-region weights")
-    weight_a: float = setting(15.0, low=0, low_open=True, noun="weight parameter a", link=(0, HUGE),
-                              label="weight a", help="a of the softmax weights")
-    weight_schedule: str = setting("synthetic", choices=WEIGHT_SCHEDULES, noun="weight schedule",
-                                   label="weight schedule", help="how the weights' a_t decays (as FboConfig's)")
-    canary_norm: float = setting(1.0, low=0, high=MAX_CANARY_NORM, low_open=True, noun="canary norm",
-                                 link=(0, MAX_CANARY_NORM), label="canary norm",
-                                 help="canary norm in clip bounds (e.g. 1000 checks that clipping happens)")
+    weights: str = _weights()
+    weight_a: float = _weight_a()
+    weight_schedule: str = _weight_schedule()
+    canary_norm: float = _canary_norm()
     trials: int = _trials()
     delta: float = _delta()
     seed: int = _seed()
-    accountant: str = setting("pld", choices=ACCOUNTANTS, label="accountant",
-                              help="accountant of the claimed epsilon (pld, the tightest)")
+    accountant: str = _accountant()
     noise_scale: float = _noise_scale()
     control: str = setting("none", choices=CONTROLS, noun="negative control", page_param="control",
                            help="negative control: break the mechanism this way (no-subsampling, reused-noise, "
@@ -233,18 +252,13 @@ class OneRunAudit(metaclass=Checked):
                          help="T releases in the one run")
     canaries: int = setting(1_000, low=MIN_CANARIES, high=MAX_CANARIES, noun="number of canaries m",
                             label="canaries m", help="canary agents, each in the run with probability 1/2")
-    weights: str = setting("adaptive", choices=WEIGHTS, label="weights", help="sub-region weights")
-    weight_a: float = setting(15.0, low=0, low_open=True, noun="weight parameter a", link=(0, HUGE),
-                              label="weight a", help="a of the softmax weights")
-    weight_schedule: str = setting("synthetic", choices=WEIGHT_SCHEDULES, noun="weight schedule",
-                                   label="weight schedule", help="how the weights' a_t decays (as FboConfig's)")
-    canary_norm: float = setting(1.0, low=0, high=MAX_CANARY_NORM, low_open=True, noun="canary norm",
-                                 link=(0, MAX_CANARY_NORM), label="canary norm",
-                                 help="canary norm in clip bounds (e.g. 1000 checks that clipping happens)")
+    weights: str = _weights()
+    weight_a: float = _weight_a()
+    weight_schedule: str = _weight_schedule()
+    canary_norm: float = _canary_norm()
     delta: float = _delta()
     seed: int = _seed()
-    accountant: str = setting("pld", choices=ACCOUNTANTS, label="accountant",
-                              help="accountant of the claimed epsilon (pld, the tightest)")
+    accountant: str = _accountant()
     noise_scale: float = _noise_scale()
     control: str = setting("none", choices=CONTROLS, noun="negative control", page_param="control",
                            help="negative control: break the mechanism this way, keep the claim")
