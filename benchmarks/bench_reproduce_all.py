@@ -38,6 +38,7 @@ import time
 from pathlib import Path
 
 from benchmarks import save_results
+from engine.reproduce.dp_fts_de import STORED_SYNTHETIC_RUNS
 
 ROOT = Path(__file__).resolve().parents[1]
 PROVENANCE = ROOT / "data" / "reproduction" / "provenance.json"
@@ -47,6 +48,8 @@ COMMAND = ["python", "-m", "engine", "reproduce", "all", "--workers", "2"]
 # The command's memory price adds up what every paper holds at once (above the CLI's default 2 GB): the stored
 # commands lift the limit the same way.
 ENVIRONMENT = {"DPBO_MAX_MEMORY_MB": "8192"}
+COUNTS = (f"the command's own, the stored counts: DP-FTS-DE's synthetic parts at {STORED_SYNTHETIC_RUNS} runs per "
+          "setting, every other part at the paper's; the replication of every claim its discovery found decisive")
 IDLE_LOAD = 0.5          # 1-minute load average above which the machine is not idle (--force runs anyway)
 
 # CPU seconds of each paper at the stored counts, discovery + replication, from data/reproduction/provenance.json
@@ -124,6 +127,7 @@ def measure(workers: int) -> dict:
     save_results("reproduce-all.json", payload)
     papers = {name: {"seconds": paper.get("seconds"), "cpu_seconds": paper.get("cpu_seconds"),
                      "parts": {part: out.get("seconds") for part, out in paper.get("parts", {}).items()},
+                     "runs": {part: out.get("runs") for part, out in paper.get("parts", {}).items()},
                      "replication_seconds": (paper.get("replication") or {}).get("seconds")}
               for name, paper in payload["papers"].items()}
     return {"command": " ".join(f"{k}={v}" for k, v in ENVIRONMENT.items()) + " " + " ".join(command),
@@ -132,7 +136,7 @@ def measure(workers: int) -> dict:
             "blas": os.environ.get("OPENBLAS_CORETYPE") or "OpenBLAS's own choice",
             "load_average_before": load_before, "load_average_after": os.getloadavg(),
             "wall_seconds": round(wall), "cpu_seconds": round(_cpu_children() - cpu_before),
-            "peak_memory_mb": peak_mb, "papers": papers}
+            "peak_memory_mb": peak_mb, "papers": papers, "counts": COUNTS}
 
 
 def _machine() -> str:

@@ -47,6 +47,27 @@ def test_all_parts_and_runs_scale_every_part():
     assert part_runs("heterogeneous", runs=7, synthetic_runs=3) == 3 and part_runs("landmine", 7, 3) == 7
 
 
+def test_reproduce_all_runs_the_synthetic_parts_at_the_stored_count_unless_told():
+    """`reproduce all` reproduces the stored verdicts, so DP-FTS-DE's synthetic parts run at the stored parts' count
+    (the paper's 5 decide none of their claims); ``--runs`` (a quick look) or ``--synthetic-runs`` set it, and the
+    paper alone keeps the paper's count."""
+    import argparse
+
+    from engine.cli import reproduce as command
+    from engine.reproduce.dp_fts_de import STORED_SYNTHETIC_RUNS
+
+    parser = argparse.ArgumentParser()
+    command.add_arguments(parser)
+
+    def synthetic(*argv):
+        args = parser.parse_args(list(argv))
+        return part_runs("synthetic", command._runs(args, "dp-fts-de"), command._synthetic_runs(args))  # noqa: SLF001
+
+    assert STORED_SYNTHETIC_RUNS == 100 and synthetic("all") == 100
+    assert synthetic("all", "--runs", "3") == 3 and synthetic("all", "--synthetic-runs", "7") == 7
+    assert synthetic("dp-fts-de") == 5 and synthetic("dp-fts-de", "--synthetic-runs", "9") == 9
+
+
 def _result(key, curves, epsilon=None, clipped=None, overrides=None):
     return SettingResult(Setting(key, key, overrides or {}), np.asarray(curves, float), epsilon, None, 0.0, clipped)
 

@@ -22,8 +22,8 @@ from engine.reproduce import PAPERS as REGISTERED
 from engine.reproduce import PART_SPECS, PARTS, fts, reproduce_dp_fts_de
 from engine.reproduce.papers import (claim_lines, default_parts, paper_cost, paper_module, paper_parts, paper_runs,
                                      run_paper, summary_rows)
-from engine.reproduce.dp_fts_de import (CORE_PARTS, LANDMINE_RUNS, SYNTHETIC_PARTS, SYNTHETIC_RUNS, parse_parts,
-                                       part_runs)
+from engine.reproduce.dp_fts_de import (CORE_PARTS, LANDMINE_RUNS, STORED_SYNTHETIC_RUNS, SYNTHETIC_PARTS,
+                                       SYNTHETIC_RUNS, parse_parts, part_runs)
 from engine.reproduce.claims import decide_payload
 from engine.reproduce.replication import replicate, replication_seed, reusable
 from engine.reproduce.report import Setting, block_plan, deciding_comparison, setting_config
@@ -56,7 +56,8 @@ def add_arguments(parser) -> None:
                              f"landmine, 10 on the stand-in tasks; fts: initialisations, {fts.RUNS})")
     parser.add_argument("--synthetic-runs", type=int, default=None,
                         help=f"dp-fts-de: runs per setting of the synthetic parts (default: --runs if given, else "
-                             f"{SYNTHETIC_RUNS}, the paper's)")
+                             f"{SYNTHETIC_RUNS}, the paper's; under all, {STORED_SYNTHETIC_RUNS}, the stored parts' "
+                             "count)")
     parser.add_argument("--functions", type=int, default=fts.FUNCTIONS,
                         help=f"fts synthetic part: GP functions (default {fts.FUNCTIONS}, the paper's)")
     parser.add_argument("--repetitions", type=int, default=None,
@@ -151,6 +152,15 @@ def _runs(args, paper: str) -> int | None:
     return min(args.runs, own) if args.paper == "all" else args.runs
 
 
+def _synthetic_runs(args) -> int | None:
+    """Runs per setting of dp-fts-de's synthetic parts: the command line's; under ``all`` without ``--runs``, the
+    stored parts' count (what ``reproduce all`` reproduces: its verdicts are the stored ones); else None (the
+    part's own count, engine.reproduce.dp_fts_de.part_runs)."""
+    if args.synthetic_runs is not None:
+        return args.synthetic_runs
+    return STORED_SYNTHETIC_RUNS if args.paper == "all" and args.runs is None else None
+
+
 def _request(args) -> tuple[dict[str, tuple[str, ...]], int | None]:
     """({paper: parts}, workers) of the command line, checked."""
     papers = {paper: _parts_of(args, paper) for paper in _papers(args)}
@@ -183,7 +193,7 @@ def _fbo_cells(args, paper: str, parts) -> tuple[list[Cost], list[Cost]]:
             # The fts synthetic part: one block per GP function drawn (its initialisations).
             runs = args.functions * fts.INITIALISATIONS if name == "synthetic" else _runs(args, paper)
         else:
-            runs = part_runs(name, _runs(args, paper), args.synthetic_runs)
+            runs = part_runs(name, _runs(args, paper), _synthetic_runs(args))
         # The run-time part steps single runs of the rivals by hand: priced as FTS runs of its base.
         settings = part.settings or (Setting("fts", "FTS", dict(algorithm="fts")),)
         for block_seed, size, objective in block_plan(args.seed, runs, part.draws, part.per_draw):
@@ -295,7 +305,7 @@ def _fbo_paper(args, paper: str, parts, workers) -> dict:
                                 jobs=workers, progress=_progress(args.quiet)) if todo else {}
         extra = {"machine": fts.machine(), "not_reproducible": fts.NOT_REPRODUCIBLE}
     else:
-        results = reproduce_dp_fts_de(todo, runs=_runs(args, paper), synthetic_runs=args.synthetic_runs,
+        results = reproduce_dp_fts_de(todo, runs=_runs(args, paper), synthetic_runs=_synthetic_runs(args),
                                       seed=args.seed, jobs=workers, progress=_progress(args.quiet)) if todo else {}
         extra = {}
     made = {name: part.to_json() for name, part in results.items()}
