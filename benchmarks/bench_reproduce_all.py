@@ -133,10 +133,18 @@ def measure(workers: int) -> dict:
     return {"command": " ".join(f"{k}={v}" for k, v in ENVIRONMENT.items()) + " " + " ".join(command),
             "date": datetime.date.today().isoformat(), "machine": _machine(), "workers": workers,
             "cache": "empty at the start (a fresh DPBO_CACHE_DIR): every table built by the command",
-            "blas": os.environ.get("OPENBLAS_CORETYPE") or "OpenBLAS's own choice",
+            "blas": _kernel(env),
             "load_average_before": load_before, "load_average_after": os.getloadavg(),
             "wall_seconds": round(wall), "cpu_seconds": round(_cpu_children() - cpu_before),
             "peak_memory_mb": peak_mb, "papers": papers, "counts": COUNTS}
+
+
+def _kernel(env: dict) -> str:
+    """The BLAS kernel the command's processes ran on, and whether the environment pinned it."""
+    found = subprocess.run([sys.executable, "-c", "from engine.blas import blas_kernel; print(blas_kernel())"],
+                           cwd=ROOT, env=env, capture_output=True, text=True).stdout.strip() or "unknown"
+    pinned = env.get("OPENBLAS_CORETYPE")
+    return f"{found} (" + ("pinned by OPENBLAS_CORETYPE" if pinned else "OpenBLAS's own choice") + ")"
 
 
 def _machine() -> str:
