@@ -55,3 +55,20 @@ def test_a_measured_run_records_every_papers_and_parts_time():
     for paper in measured["papers"].values():
         assert paper["seconds"] > 0 and paper["cpu_seconds"] > 0 and paper["parts"]
     assert measured["wall_seconds"] > 0 and measured["load_average_before"][0] <= 0.5
+
+
+def test_the_measured_run_ran_the_stored_counts():
+    """The figure is of `reproduce all` at the counts the stored results used: DP-FTS-DE's synthetic parts at the
+    stored parts' runs, its other parts and every other paper at the paper's."""
+    from engine.reproduce.dp_fts_de import PART_SPECS, STORED_SYNTHETIC_RUNS, SYNTHETIC_PARTS
+
+    measured = _entry().get("measured")
+    if not measured:
+        return
+    runs = measured["papers"]["dp-fts-de"]["runs"]
+    assert set(runs) == set(PART_SPECS)
+    for part, count in runs.items():
+        assert count == (STORED_SYNTHETIC_RUNS if part in SYNTHETIC_PARTS else PART_SPECS[part].paper_runs), part
+    stored = json.loads((ROOT / "data" / "reproduction" / "provenance.json").read_text())
+    assert "--synthetic-runs 100" in stored["synthetic"]["command"] and STORED_SYNTHETIC_RUNS == 100
+    assert measured["papers"]["dp-hype"]["runs"]["data"] == stored["dp-hype"]["runs"]
