@@ -186,6 +186,12 @@ def test_hype_stopped_keeps_its_finished_votes(monkeypatch):
     assert result.winner_counts.sum() == result.repetitions
 
 
+def _ctrl_c_reaches_it() -> None:
+    """In the child before it starts: SIGINT handled by default and not blocked, as in a terminal."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+
+
 def test_a_real_ctrl_c_returns_the_finished_iterations(tmp_path):
     script = textwrap.dedent("""
         import sys, time
@@ -204,8 +210,11 @@ def test_a_real_ctrl_c_returns_the_finished_iterations(tmp_path):
         print("returned", result.stopped, len(result.curve), result.X.shape[2], flush=True)
     """)
     env = dict(os.environ, PYTHONPATH=str(ROOT))
+    # As from a terminal, where Ctrl-C reaches the program: a test worker may itself hold SIGINT blocked or ignored
+    # (a library it ran left its signal mask so), and a child inherits both; with SIGINT blocked the Ctrl-C below
+    # never arrived and the run went on to its 10,000 iterations.
     child = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                             text=True, env=env)
+                             text=True, env=env, preexec_fn=_ctrl_c_reaches_it)
     try:
         for line in child.stdout:            # wait on progress, not on time
             if line.strip() == "iteration 3":
