@@ -58,6 +58,7 @@ def _bad_calls() -> dict:
         "epsilon steps text": lambda: dpbo.epsilon(q=0.25, z=1.0, steps="40", delta=1e-5),
         "calibrate_z unreachable": lambda: dpbo.calibrate_z(1e-9, q=0.25, steps=40, delta=1e-5),
         "limits text": lambda: run(config, bowl, box=BOX, limits="none"),
+        "audit config text": lambda: dpbo.run_audit("fbo-server"),
     }
 
 

@@ -43,7 +43,7 @@ BAD_FIELDS = {
     "no box": "box", "optimum 'zero'": "optimum", "noise -1": "noise", "noise nan": "noise", "agents 1": "agents",
     "agents mismatch": "agents", "config q 1.5": "q", "config q text": "q", "config delta 0": "delta",
     "default_delta 0": "agents", "epsilon steps text": "steps", "calibrate_z unreachable": "target_epsilon",
-    "limits text": "limits",
+    "limits text": "limits", "audit config text": "config",
 }
 
 

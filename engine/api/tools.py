@@ -112,7 +112,6 @@ def run_pogpucb(config: PoConfig | None = None, *, progress: bool | None = None,
     return _stepped(iter_pogpucb(config), limits, token, line, lambda r: r.runs_done, "This PO-GP-UCB run")
 
 
-@api_boundary
 @contextlib.contextmanager
 def _audit_stops(token, limits: Limits):
     """An audit under ``token``: its time limit one sentence, Ctrl-C the KeyboardInterrupt it was."""
@@ -127,6 +126,7 @@ def _audit_stops(token, limits: Limits):
         raise time_limit_error(limits, "This audit") from None
 
 
+@api_boundary
 def run_audit(config: ServerAudit | VoteAudit | OneRunAudit, *, progress: bool | None = None,
               limits: Limits | None = DEFAULT_LIMITS) -> AuditResult | OneRunResult:
     """Audit a mechanism of the engine: play its distinguishing game and bound epsilon from below.
