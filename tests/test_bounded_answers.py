@@ -166,8 +166,10 @@ def test_the_served_app_freezes_its_modules_out_of_the_collectors_walks():
     import subprocess
     import sys
 
-    from ui.kit.serving import page_imports
+    from ui.kit.serving import drawn_kinds, page_imports
 
+    kinds = drawn_kinds()         # the trace types ui/ makes, not Figure or layout objects
+    assert {"Scatter", "Bar", "Heatmap"} <= set(kinds) and not {"Figure", "Layout"} & set(kinds), kinds
     names = page_imports()
     assert {"streamlit", "ui.kit.routes", "engine.fbo.presets"} <= set(names), names
     assert not any(name.startswith(".") for name in names)

@@ -73,6 +73,11 @@ def app_settings() -> None:
         st.set_option("client.showErrorDetails", "none")
 
 
+def page_files() -> list[Path]:
+    """Every file in ``pages/``, in the menu's order (the file name's number first)."""
+    return sorted((ROOT / "pages").glob("*.py"))
+
+
 def menu_pages(home) -> list:
     """The product's menu: ``home`` (the landing page), then every file in ``pages/``.
 
@@ -80,7 +85,7 @@ def menu_pages(home) -> list:
     any other file appears under its file-derived title and address.
     """
     pages = [st.Page(home, title="Home", icon=HOME_ICON, default=True)]
-    for path in sorted((ROOT / "pages").glob("*.py")):
+    for path in page_files():
         route = route_of(f"pages/{path.name}")
         pages.append(st.Page(f"pages/{path.name}") if route is None else
                      st.Page(route.path, title=route.title, icon=route.icon, url_path=route.url_path))

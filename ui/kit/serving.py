@@ -24,7 +24,6 @@ import ast
 import gc
 import importlib
 import logging
-from pathlib import Path
 
 from engine.hosting import is_hosted
 
@@ -67,17 +66,18 @@ def on_script_error(exc: BaseException) -> bool | None:
     return True
 
 
-ROOT = Path(__file__).resolve().parents[2]
-# The kinds of figure the pages draw: Plotly imports a trace type's validators the first time one is made.
-FIGURE_KINDS = ("Scatter", "Scattergl", "Bar", "Heatmap", "Histogram")
+def _trees(paths) -> list[ast.AST]:
+    return [ast.parse(path.read_text(), str(path)) for path in paths]
 
 
-def page_imports(root: Path = ROOT) -> list[str]:
+def page_imports() -> list[str]:
     """Every module ``app.py`` and the pages import, anywhere in their code (a page imports most of what it uses
     inside its functions, after the menu is sent)."""
+    from ui.kit.routes import ROOT, page_files
+
     names: dict[str, None] = {}
-    for path in [root / "app.py", *sorted((root / "pages").glob("*.py"))]:
-        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+    for tree in _trees([ROOT / "app.py", *page_files()]):
+        for node in ast.walk(tree):
             if isinstance(node, ast.Import):
                 names.update((alias.name, None) for alias in node.names)
             elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
@@ -85,17 +85,31 @@ def page_imports(root: Path = ROOT) -> list[str]:
     return list(names)
 
 
-def settle_heap(root: Path = ROOT) -> int:
-    """Import what the pages import, make one figure of each kind they draw, collect, and freeze what is alive
-    (``gc.freeze``): later collections walk only what the sessions make. Returns the objects frozen."""
-    for name in page_imports(root):
+def drawn_kinds() -> list[str]:
+    """The Plotly trace types the dashboard's code makes (``go.Scatter(...)`` and the like, read from ``ui/``):
+    Plotly imports a type's validators the first time one is made."""
+    import plotly.graph_objects as go
+    from plotly.basedatatypes import BaseTraceType
+
+    from ui.kit.routes import ROOT
+
+    names = {node.attr for tree in _trees(sorted((ROOT / "ui").rglob("*.py"))) for node in ast.walk(tree)
+             if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "go"}
+    return sorted(name for name in names
+                  if isinstance(getattr(go, name, None), type) and issubclass(getattr(go, name), BaseTraceType))
+
+
+def settle_heap() -> int:
+    """Import what the pages import, make one figure of each kind the dashboard draws, collect, and freeze what
+    is alive (``gc.freeze``): later collections walk only what the sessions make. Returns the objects frozen."""
+    for name in page_imports():
         try:
             importlib.import_module(name)
         except Exception:  # noqa: BLE001 - an optional package (Flower) absent: its page says so when it runs
             LOG.debug("not imported at start: %s", name)
     import plotly.graph_objects as go
 
-    go.Figure([getattr(go, kind)() for kind in FIGURE_KINDS]).to_plotly_json()
+    go.Figure([getattr(go, kind)() for kind in drawn_kinds()]).to_plotly_json()
     gc.collect()
     gc.freeze()
     return gc.get_freeze_count()
