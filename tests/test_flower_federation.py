@@ -130,7 +130,9 @@ def test_dp_fts_de_app_on_a_secured_loopback_federation(loopback, fbo_run):
 
 def test_a_participant_cannot_regenerate_the_federations_noise(fbo_run):
     # The participant's attack on the broadcasts every node received, knowing the run config (seed included),
-    # the app's code and its own replies: without the server's secret its check fails in every release. The
+    # the app's code and its own replies: without the server's secret it does not regenerate the noise (a wrong
+    # guess can pass a release's check by chance at these few features, but is called regenerated only when that
+    # chance is at most 1e-6), and its guess of the aggregate is off by the noise. The
     # same attack holding the server's secret (what the server's environment has, which no node is sent)
     # recovers the noiseless aggregate to rounding: the attack works, the secret is what it lacks.
     from engine.flower.fbo_strategy import DpFtsDeStrategy
@@ -145,7 +147,7 @@ def test_a_participant_cannot_regenerate_the_federations_noise(fbo_run):
     assert holder.regenerated and holder.explained == FBO.iterations
     for name, factory in (("the app's code", DpFtsDeStrategy), ("the public seed", PublicSeedStrategy)):
         participant = attack_fbo(run_config, broadcasts, factory)
-        assert not participant.regenerated and participant.explained == 0, name
+        assert not participant.regenerated and participant.explained < FBO.iterations, name
         error = max(np.max(np.abs(a - b)) for a, b in zip(participant.estimates, holder.estimates))
         assert error > 1.0, name            # off by the noise (std z S / q = 22 per coordinate here)
 

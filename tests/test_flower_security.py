@@ -112,6 +112,56 @@ def test_the_participant_recovers_an_agent_selected_alone():
     assert max(result["recovered_errors"]) <= 1e-12
 
 
+WRONG_GUESSES = 2000
+
+
+def test_a_wrong_guess_passes_every_check_as_often_as_its_chance_says_and_is_never_conclusive(monkeypatch):
+    # SMALL (M = 8, 2 releases: the smallest ball-to-noise ratio the tests use) played with a secret: a wrong
+    # guess of the server's entropy passes every release's check by chance, here about one guess in 400. Each
+    # guess states that probability (``chance``, given its subsample and the broadcasts), so the guesses that
+    # pass are a Poisson-binomial count with mean the sum of the chances: a chance computed too small (a verdict
+    # that claims more than it has) makes far more pass than it says.
+    from scipy.stats import poisson
+
+    from engine.flower.participant import CONCLUSIVE, attack_fbo
+
+    monkeypatch.delenv(SERVER_SECRET_ENV, raising=False)
+    with quiet():
+        run = run_offline(SMALL, server_secret="server's own", node_secret="nodes' own")
+    run_config = fbo_run_config(SMALL)
+    holder = attack_fbo(run_config, run["broadcasts"], lambda config: DpFtsDeStrategy(config, secret="server's own"))
+    assert holder.regenerated and holder.chance <= CONCLUSIVE and max(holder.ratios) <= 1.0
+    guesses = [attack_fbo(run_config, run["broadcasts"], DpFtsDeStrategy) for _ in range(WRONG_GUESSES)]
+    expected = sum(guess.chance for guess in guesses)
+    passed = sum(guess.passed for guess in guesses)
+    assert 0.5 < expected < 50, expected                  # the setting makes passing by chance happen
+    # (A Poisson-binomial count exceeds this Poisson quantile with probability below 1e-9.)
+    assert passed <= poisson.ppf(1 - 1e-9, expected), (passed, expected)
+    assert all(guess.chance > 0 for guess in guesses)
+    # A guess is conclusive only when its chance is at most 1e-6: two of 2,000 has probability below 2e-6.
+    assert sum(guess.regenerated for guess in guesses) <= 1
+
+
+def test_every_check_passing_by_too_large_a_chance_is_inconclusive(monkeypatch, capsys):
+    # The public-seed app's attack passes every check; with the bar for a conclusive verdict set below zero
+    # (below any chance: at M = 50 it underflows to 0) the same attack is called inconclusive, on the command line
+    # (a warning) and in the record.
+    from engine.cli import main
+    from engine.flower import participant
+
+    argv = ["audit", "--mechanism", "flower", "--attacker", "participant", "--agents", "3", "--steps", "2",
+            "--strategy", "dp-fts-de-public-seed"]
+    assert main(argv) == 0
+    record = json.loads(capsys.readouterr().out)
+    assert record["regenerated"] and 0.0 <= record["chance"] <= participant.CONCLUSIVE, record
+    monkeypatch.setattr(participant, "CONCLUSIVE", -1.0)
+    assert main(argv) == 0
+    captured = capsys.readouterr()
+    record = json.loads(captured.out)
+    assert not record["regenerated"] and record["explained"] == record["releases"] == 2
+    assert captured.err.startswith("warning: Inconclusive: the participant's check passed in all 2 releases, but "
+                                   f"a wrong guess would pass it with probability {record['chance']:.2g}")
+
 def test_the_participants_attack_from_the_command_line(capsys):
     from engine.cli import main
 

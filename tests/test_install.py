@@ -310,4 +310,5 @@ def test_the_exported_app_runs_a_secured_federation_from_the_wheel_offline(insta
 
     assert summary["randomness"] == "os-entropy" and summary["status"] == "completed"
     attack = attack_fbo(fbo_run_config(config), summary["broadcasts"], DpFtsDeStrategy)
-    assert attack.releases == config.iterations and attack.explained == 0
+    # (A wrong guess can pass a release's check by chance; it is called regenerated only below a 1e-6 chance.)
+    assert attack.releases == config.iterations and not attack.regenerated

@@ -12,14 +12,18 @@ DP-FTS-DE (:func:`attack_fbo`)
     and the subsample its generator gives. Subtracting that noise (and the participant's own clipped, weighted
     reply, when the shadow selected it) from each broadcast leaves the residual; if the generator was the
     server's, the residual is the other selected agents' clipped, weighted, 1/q-scaled vectors, so in every
-    sub-region i its norm is at most sum over them of phi_n^(i) / q * S / sqrt(P). The attack *regenerated* the
-    noise when every release's residual lies in that ball (a wrong guess leaves noise of std z phi_max S / q
-    in it, which the ball of a release with nobody selected, radius 0, never holds). Where the shadow selected
+    sub-region i its norm is at most sum over them of phi_n^(i) / q * S / sqrt(P). A wrong guess leaves noise
+    of std z phi_max S / q in it, which the ball of a release with nobody selected, radius 0, never holds, but
+    a larger ball can hold by chance (more often the fewer the features M): ``chance`` is the probability that
+    a wrong guess passes every release's check, given the broadcasts (:func:`_wrong_guess_chance`). The attack
+    *regenerated* the noise when every release's residual lies in its ball and that chance is at most
+    :data:`CONCLUSIVE`; every release passing with a larger chance is inconclusive. Where the shadow selected
     exactly one other agent, the residual divided by its weight is that agent's clipped vector.
 DP-HYPE (:func:`attack_hype`)
     Every client's share of the noise is regenerated with the client app's own generator function
     (``generator(seed, index)``) and subtracted from the noisy vote sum; if it was the clients' noise, what is
-    left is the clean vote count: integers in 0..n that add up to n k (the self-check).
+    left is the clean vote count: integers in 0..n that add up to n k (the self-check), which a wrong guess's
+    continuous noise meets within the rounding tolerance with a chance far below :data:`CONCLUSIVE`.
 
 :mod:`engine.flower.participant_targets` runs both on an app played in one process (with the ground truth, to
 report the error of what was recovered) for the fixed app and for a copy of the app as it was before, whose
@@ -41,6 +45,7 @@ from engine.flower.run_config import run_settings
 from engine.validation import ConfigError
 
 BALL_SLACK = 1e-9          # relative slack of the reachable ball (floating point)
+CONCLUSIVE = 1e-6          # the verdict "regenerated" needs a wrong guess's chance of passing every check below this
 
 
 @contextlib.contextmanager
@@ -63,15 +68,44 @@ class ParticipantAttack:
     estimates: list = field(default_factory=list)      # per release: the attacker's noiseless aggregate / count
     recovered: dict = field(default_factory=dict)      # (release, agent) -> that agent's clipped vector
     ratios: list = field(default_factory=list)         # per release: residual norm / reachable radius (fbo)
+    chance: float = 0.0      # at most the probability that a wrong guess passes every release's check
+
+    @property
+    def passed(self) -> bool:
+        """Every release passed the self-check."""
+        return self.releases > 0 and self.explained == self.releases
 
     @property
     def regenerated(self) -> bool:
-        return self.releases > 0 and self.explained == self.releases
+        """Every release passed and a wrong guess would have done so with probability at most CONCLUSIVE."""
+        return self.passed and self.chance <= CONCLUSIVE
 
 
 def _clip(vector: np.ndarray, bound: float) -> np.ndarray:
     norm = float(np.linalg.norm(vector))
     return vector / max(1.0, norm / bound)
+
+
+def _wrong_guess_chance(known: np.ndarray, radius: np.ndarray, std: float, features: int) -> float:
+    """The probability that a wrong guess's residual lies in every sub-region's ball of one release.
+
+    ``known``: the broadcast less the participant's own term, per sub-region (P x M). Against a wrong guess the
+    shadow's noise is N(0, std^2 I_M) per sub-region, independent of the broadcast and across sub-regions, so
+    sub-region i's residual ``known[i] - noise`` lies in its ball with probability P(chi2'_M(lambda_i) <=
+    (radius_i / std)^2), lambda_i = |known[i]|^2 / std^2 (noncentral chi-square), and the release's is the
+    product. Where that is not finite, Anderson's inequality bounds it by the central chi-square's.
+    """
+    from scipy.stats import chi2, ncx2
+
+    if std <= 0:
+        return 1.0
+    limit = (np.asarray(radius, dtype=float) / std) ** 2
+    shift = np.sum(np.asarray(known, dtype=float) ** 2, axis=1) / std ** 2
+    central = chi2.cdf(limit, features)
+    with np.errstate(all="ignore"):
+        exact = ncx2.cdf(limit, features, shift)
+    exact = np.where(np.isfinite(exact), np.clip(exact, 0.0, 1.0), central)
+    return float(np.prod(np.minimum(exact, central)))
 
 
 def attack_fbo(run_config: dict, broadcasts: list, factory: Callable, own: tuple[int, list] | None = None
@@ -92,21 +126,23 @@ def attack_fbo(run_config: dict, broadcasts: list, factory: Callable, own: tuple
         shadow = factory(config)
     N, P, M, q = shadow.n_agents, shadow.P, config.features, config.q
     bound = config.S / np.sqrt(P)
-    attack = ParticipantAttack(app="fbo", releases=len(broadcasts), explained=0)
+    attack = ParticipantAttack(app="fbo", releases=len(broadcasts), explained=0, chance=1.0)
     for r, broadcast in enumerate(broadcasts, start=1):
         broadcast = np.asarray(broadcast, dtype=float).reshape(P, M)
         step = shadow.release(r, np.zeros((N, M)))
         weights = np.asarray(subregion_weights(shadow.assignment, P, r, a=config.weight_a,
                                                schedule=config.weight_schedule, mode=config.weights), dtype=float)
         estimate = broadcast - step.noise          # the noiseless aggregate, if the noise was the server's
-        residual, others = estimate, [int(n) for n in np.flatnonzero(step.selected)]
+        known, others = broadcast, [int(n) for n in np.flatnonzero(step.selected)]
         if own is not None and own[0] in others:
-            residual = estimate - np.outer(weights[:, own[0]] / q, _clip(np.asarray(own[1][r - 1], float), bound))
+            known = broadcast - np.outer(weights[:, own[0]] / q, _clip(np.asarray(own[1][r - 1], float), bound))
             others.remove(own[0])
+        residual = known - step.noise
         radius = weights[:, others].sum(axis=1) / q * bound
         norms = np.linalg.norm(residual, axis=1)
         slack = BALL_SLACK * (radius + step.noise_std * np.sqrt(M))
         inside = bool(np.all(norms <= radius + slack))
+        attack.chance *= _wrong_guess_chance(known, radius + slack, step.noise_std, M)
         attack.explained += inside
         attack.ratios.append(float(np.max(norms / np.maximum(radius, slack))))
         attack.estimates.append(estimate)
@@ -140,7 +176,13 @@ def attack_hype(run_config: dict, noisy_sum, reporters: list[int], generator: Ca
     rounded = np.rint(clean)
     integral = (np.all(np.abs(clean - rounded) <= tolerance) and np.all((rounded >= 0) & (rounded <= n))
                 and int(rounded.sum()) == n * int(config.k))
-    attack = ParticipantAttack(app="hype", releases=1, explained=int(integral), estimates=[clean])
+    # A wrong guess leaves the shadow's own noise, std * sqrt(n) per candidate and independent across them, whose
+    # density is at most 1 / (sqrt(2 pi) std sqrt(n)): each candidate lands within tolerance of one of the n + 1
+    # counts with probability at most (n + 1) 2 tolerance times that.
+    spread = std * np.sqrt(max(n, 1))
+    per_candidate = 1.0 if spread <= 0 else min(1.0, (n + 1) * 2 * tolerance / (np.sqrt(2 * np.pi) * spread))
+    attack = ParticipantAttack(app="hype", releases=1, explained=int(integral), estimates=[clean],
+                               chance=float(per_candidate ** noisy_sum.size))
     if integral and own is not None and n == 2:         # two voters: the other's vote is the count minus one's own
         other = next(i for i in reporters if i != own[0])
         attack.recovered[(1, other)] = rounded - np.asarray(own[1], dtype=float)

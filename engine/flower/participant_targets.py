@@ -134,7 +134,9 @@ def participant_audit(config: ParticipantAudit) -> dict:
 
     ``aggregate_error``: the largest error of the attacker's noiseless aggregate (DP-FTS-DE, every release) or
     clean vote count (DP-HYPE) against the truth; ``regenerated``: the attacker's own check passed in every
-    release (it needs no truth); ``recovered``: other agents' vectors it recovered, with their errors.
+    release (it needs no truth) and ``chance``, the probability that a wrong guess passes them all, is at most
+    :data:`engine.flower.participant.CONCLUSIVE`; ``recovered``: other agents' vectors it recovered, with
+    their errors.
     """
     start = time.perf_counter()
     with quiet_flower(), contextlib.redirect_stdout(io.StringIO()):      # the rounds' logs: the result is the record
@@ -146,15 +148,23 @@ def participant_audit(config: ParticipantAudit) -> dict:
     count = len(attack.recovered)
     others = "" if not count else f" and {count} clipped vector{'s' if count > 1 else ''} of other agents"
     releases = f"{attack.releases} release{'s' if attack.releases != 1 else ''}"
-    verdict = (f"The participant regenerated the noise: it recovered the noiseless {what} to {error:.1e} (entries "
-               f"up to {scale:.3g}){others}: the stated epsilon protects no one from the other participants."
-               if broken else
-               f"The participant could not regenerate the noise: its check failed in "
-               f"{attack.releases - attack.explained} of {releases}; its best guess of the noiseless "
-               f"{what.split(' of ')[0]} is off by up to {error:.3g}.")
+    if broken:
+        verdict = (f"The participant regenerated the noise: it recovered the noiseless {what} to {error:.1e} (entries "
+                   f"up to {scale:.3g}){others}: the stated epsilon protects no one from the other participants "
+                   f"(a wrong guess passes its check with probability "
+                   f"{f'{attack.chance:.1e}' if attack.chance > 0 else 'below 1e-300'}).")
+    elif attack.passed:
+        verdict = (f"Inconclusive: the participant's check passed in all {releases}, but a wrong guess would pass "
+                   f"it with probability {attack.chance:.2g}; more releases or features decide it. Its guess of the "
+                   f"noiseless {what.split(' of ')[0]} is off by up to {error:.3g} from the truth.")
+    else:
+        verdict = (f"The participant could not regenerate the noise: its check failed in "
+                   f"{attack.releases - attack.explained} of {releases}; its best guess of the noiseless "
+                   f"{what.split(' of ')[0]} is off by up to {error:.3g}.")
     return {"mechanism": "flower", "attacker": "participant", "strategy": config.strategy,
             "label": PARTICIPANT_LABELS[config.strategy], "app": config.app, "agents": config.agents,
             "releases": attack.releases, "explained": attack.explained, "regenerated": broken,
+            "chance": attack.chance,
             "aggregate_error": error, "aggregate_scale": scale,
             "recovered": [{"release": r, "agent": a} for r, a in attack.recovered],
             "recovered_errors": extra.get("recovered_errors", []), "verdict": verdict,

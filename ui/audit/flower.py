@@ -137,11 +137,16 @@ def participant_panel(values: dict, key) -> None:
         if not stored or stored[0] != config:
             return
         record = stored[1]
-        (st.error if record["regenerated"] else st.success)(
-            record["verdict"], icon=":material/gpp_bad:" if record["regenerated"] else ":material/verified_user:")
+        if record["regenerated"]:
+            st.error(record["verdict"], icon=":material/gpp_bad:")
+        elif record["explained"] == record["releases"]:          # every check passed, by a chance too large
+            st.warning(record["verdict"], icon=":material/help:")
+        else:
+            st.success(record["verdict"], icon=":material/verified_user:")
         m = st.columns(3)
         m[0].metric("releases the attacker explained", f"{record['explained']} of {record['releases']}",
-                    help="Its own check: the residual lies in the ball the other agents' vectors can reach.")
+                    help="Its own check: the residual lies in the ball the other agents' vectors can reach. A wrong "
+                         f"guess passes every release's check with probability {record['chance']:.1e}.")
         m[1].metric("error of its noiseless aggregate", f"{record['aggregate_error']:.2g}",
                     help=f"Largest error over the releases; the aggregate's entries reach "
                          f"{record['aggregate_scale']:.3g}.")
