@@ -68,7 +68,7 @@ class ParticipantAttack:
     estimates: list = field(default_factory=list)      # per release: the attacker's noiseless aggregate / count
     recovered: dict = field(default_factory=dict)      # (release, agent) -> that agent's clipped vector
     ratios: list = field(default_factory=list)         # per release: residual norm / reachable radius (fbo)
-    chance: float = 0.0      # at most the probability that a wrong guess passes every release's check
+    chance: float = 0.0      # the chance a wrong guess passes every release's check (DP-HYPE: a bound on it)
 
     @property
     def passed(self) -> bool:
