@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.browser.conftest import ARTIFACTS, docs_image, screenshot, wait_for_app
+from tests.browser.conftest import ARTIFACTS, docs_image, main_text, screenshot, wait_for_app
 from ui.kit.routes import AUDIT
 
 pytestmark = pytest.mark.browser
@@ -84,6 +84,15 @@ def test_audit_page_audits_the_built_in_flower_strategies(page, app_url):
     screenshot(page, "privacy_audit_flower_broken")
 
 
+def _verdict(page, sentence: str) -> None:
+    """Wait for the attack's verdict; if it does not come, fail with what the page shows instead."""
+    try:
+        page.get_by_text(sentence).wait_for(timeout=RUN_TIMEOUT_MS)
+    except Exception as err:  # noqa: BLE001 - Playwright's time-out: say what was there
+        screenshot(page, "privacy_audit_participant_no_verdict")
+        raise AssertionError(f"no {sentence!r} within {RUN_TIMEOUT_MS} ms; the page shows: {main_text(page)}") from err
+
+
 def test_audit_page_runs_a_participants_attack_on_a_flower_app(page, app_url):
     pytest.importorskip("flwr")
     # The app as it was (noise from the public seed) with 3 releases: the attack explains every release; the
@@ -92,7 +101,7 @@ def test_audit_page_runs_a_participants_attack_on_a_flower_app(page, app_url):
     wait_for_app(page)
     page.get_by_text("A participant's attack").click()
     page.get_by_role("button", name="Attack", exact=True).click()
-    page.get_by_text("The participant regenerated the noise").wait_for(timeout=RUN_TIMEOUT_MS)
+    _verdict(page, "The participant regenerated the noise")
     wait_for_app(page, RUN_TIMEOUT_MS)
     assert page.locator("[data-testid='stException']").count() == 0
     assert page.get_by_text("3 of 3").count() == 1
@@ -102,7 +111,7 @@ def test_audit_page_runs_a_participants_attack_on_a_flower_app(page, app_url):
     wait_for_app(page)
     page.get_by_text("A participant's attack").click()
     page.get_by_role("button", name="Attack", exact=True).click()
-    page.get_by_text("The participant could not regenerate the noise").wait_for(timeout=RUN_TIMEOUT_MS)
+    _verdict(page, "The participant could not regenerate the noise")
     wait_for_app(page, RUN_TIMEOUT_MS)
     assert page.get_by_text("0 of 3").count() == 1
     screenshot(page, "privacy_audit_participant_fixed")
