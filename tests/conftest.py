@@ -1,5 +1,5 @@
 """Shared test settings: the landmine data where the engine looks for it, a cache per test session, and the
-groups the suite runs in on its three workers.
+groups the suite runs in on its two workers.
 
 The tests resolve the data directory exactly as the dashboard and the CLI do
 (:func:`engine.paths.data_dir`: ``DPBO_DATA_DIR``, else ``data/``), so a
@@ -20,7 +20,7 @@ from engine.paths import data_dir as resolve_data_dir
 
 ROOT = Path(__file__).resolve().parents[1]
 
-# pyproject.toml runs the suite on three pytest-xdist workers (``-n 3 --dist loadgroup``): each group below runs
+# pyproject.toml runs the suite on two pytest-xdist workers (``-n 2 --dist loadgroup``): each group below runs
 # whole on one worker, so what its tests share is set up once. A module is a group (its module-scoped fixtures);
 # every browser test is one group (one dashboard per configuration, one Chromium); the Dask cluster's users are
 # one group (one cluster). Session-scoped servers, ports and caches are per worker (each has its own pytest tmp
