@@ -38,6 +38,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 import numpy as np
+from scipy.stats import chi2, ncx2
 
 from engine.fbo.weights import subregion_weights
 from engine.flower.randomness import NODE_SECRET_ENV, SERVER_SECRET_ENV
@@ -95,8 +96,6 @@ def _wrong_guess_chance(known: np.ndarray, radius: np.ndarray, std: float, featu
     (radius_i / std)^2), lambda_i = |known[i]|^2 / std^2 (noncentral chi-square), and the release's is the
     product. Where that is not finite, Anderson's inequality bounds it by the central chi-square's.
     """
-    from scipy.stats import chi2, ncx2
-
     if std <= 0:
         return 1.0
     limit = (np.asarray(radius, dtype=float) / std) ** 2
