@@ -164,7 +164,7 @@ def participant_audit(config: ParticipantAudit) -> dict:
     return {"mechanism": "flower", "attacker": "participant", "strategy": config.strategy,
             "label": PARTICIPANT_LABELS[config.strategy], "app": config.app, "agents": config.agents,
             "releases": attack.releases, "explained": attack.explained, "regenerated": broken,
-            "chance": attack.chance,
+            "chance": attack.chance, "inconclusive": attack.passed and not broken,
             "aggregate_error": error, "aggregate_scale": scale,
             "recovered": [{"release": r, "agent": a} for r, a in attack.recovered],
             "recovered_errors": extra.get("recovered_errors", []), "verdict": verdict,

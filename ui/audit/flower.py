@@ -139,7 +139,7 @@ def participant_panel(values: dict, key) -> None:
         record = stored[1]
         if record["regenerated"]:
             st.error(record["verdict"], icon=":material/gpp_bad:")
-        elif record["explained"] == record["releases"]:          # every check passed, by a chance too large
+        elif record["inconclusive"]:          # every check passed, by a chance too large
             st.warning(record["verdict"], icon=":material/help:")
         else:
             st.success(record["verdict"], icon=":material/verified_user:")
