@@ -20,6 +20,7 @@ import subprocess
 import sys
 import time
 import types
+import urllib.parse
 import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,9 +32,11 @@ from benchmarks.loopback import free_port, image_config, image_environment, star
 ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "test-artifacts" / "screenshots"
 CHROMIUM = os.environ.get("DPBO_CHROMIUM", "/usr/bin/chromium")
+# --process-per-site: the tests' pages of 127.0.0.1 share one renderer process (see :class:`Tabs`).
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                  "--disable-background-networking", "--disable-component-update", "--disable-sync",
-                 "--disable-dev-shm-usage"]
+                 "--disable-dev-shm-usage", "--process-per-site"]
+VIEWPORT = {"width": 1400, "height": 1000}
 
 
 def _serve(tmp_path_factory, command: list[str], env: dict[str, str], name: str):
@@ -150,12 +153,77 @@ def browser():
         chromium.close()
 
 
+# What a test's page leaves in the shared context and must not reach the next test's: what the sites stored.
+STORED = "cookies,local_storage,indexeddb,cache_storage,service_workers,file_systems,websql"
+
+
+class Tabs:
+    """The tests' pages: each test a new tab of one browser context, as a visitor's new tab, not a new browser.
+
+    A new context is a new renderer process that parses and compiles Streamlit's and Plotly's scripts afresh
+    (about 4 CPU seconds a page on the 2-core machine); tabs of one context on one site share a renderer
+    (``--process-per-site``) and its compiled code (about 1.5). What a test could see of an earlier one is
+    removed between tests: every other tab is closed, so each app session ends, and every site's cookies and
+    storage (the sidebar's state, the theme) are cleared. The last tab is kept on its server's health address
+    (a plain text page, no app session) so the renderer stays. Tests of separate visitors (two sessions, a
+    closed tab) open contexts of their own.
+    """
+
+    def __init__(self, browser):
+        self.context = browser.new_context(viewport=VIEWPORT)
+        self.origins: set[str] = set()
+        self.context.on("request", self._seen)
+        self.keeper = None
+
+    def _seen(self, request) -> None:
+        url = urllib.parse.urlsplit(request.url)
+        if url.scheme in ("http", "https") and url.netloc:
+            self.origins.add(f"{url.scheme}://{url.netloc}")
+
+    def open(self, viewport: dict | None = None):
+        page = self.context.new_page()
+        if viewport is not None:
+            page.set_viewport_size(viewport)
+        return page
+
+    def release(self, page) -> None:
+        url = urllib.parse.urlsplit(page.url) if not page.is_closed() else None
+        keeper = None
+        if url is not None and url.scheme in ("http", "https"):
+            with contextlib.suppress(Exception):          # a server the test stopped: the tab just closes
+                page.goto(f"{url.scheme}://{url.netloc}/_stcore/health", timeout=30_000)
+                keeper = page
+        for other in self.context.pages:
+            if other is not keeper:
+                with contextlib.suppress(Exception):
+                    other.close()
+        self.keeper = keeper
+        self.context.clear_cookies()
+        if self.origins and keeper is not None:
+            session = self.context.new_cdp_session(keeper)
+            try:
+                for origin in sorted(self.origins):
+                    session.send("Storage.clearDataForOrigin", {"origin": origin, "storageTypes": STORED})
+            finally:
+                session.detach()
+        elif self.origins:              # no tab to clear them through: a fresh context instead
+            browser = self.context.browser
+            self.context.close()
+            self.__init__(browser)
+
+
+@pytest.fixture(scope="session")
+def tabs(browser):
+    shared = Tabs(browser)
+    yield shared
+    shared.context.close()
+
+
 @pytest.fixture
-def page(browser):
-    context = browser.new_context(viewport={"width": 1400, "height": 1000})
-    page = context.new_page()
+def page(tabs):
+    page = tabs.open()
     yield page
-    context.close()
+    tabs.release(page)
 
 
 def screenshot(page, name: str) -> Path:

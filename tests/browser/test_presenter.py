@@ -54,11 +54,10 @@ def metrics_outsize_their_deltas(page, name: str, step: int) -> None:
 
 
 @pytest.fixture
-def projector(browser):
-    context = browser.new_context(viewport=PROJECTOR)
-    page = context.new_page()
+def projector(tabs):
+    page = tabs.open(viewport=PROJECTOR)
     yield page
-    context.close()
+    tabs.release(page)
 
 
 def check_screen(page, name: str, step: int, *, chart: bool, also=None) -> None:
