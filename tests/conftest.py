@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import sys
 import tempfile
 from pathlib import Path
 
@@ -68,14 +69,39 @@ def pytest_collection_modifyitems(config, items):
 
 
 def pytest_configure(config):
-    """The engine's default cache for this session: a folder of this worker's own, not the checkout's data/cache
+    """Python keeps the bytecode it compiles (a machine may set ``PYTHONDONTWRITEBYTECODE``): the suite starts
+    hundreds of interpreters (servers, workers, federations' apps, commands, a fresh environment installed without
+    compiling), and each would otherwise compile every module it imports from source again.
+
+    The engine's default cache for this session: a folder of this worker's own, not the checkout's data/cache
     (another worker's tests, and the servers they start, write there at the same time; tests/browser/
     test_hosted.py checks that nothing is written into the project). A ``DPBO_CACHE_DIR`` set beforehand stays;
     the xdist controller, which runs no test, sets none (its workers would inherit it)."""
+    os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+    sys.dont_write_bytecode = False
+    _scan_components_once()
     controller = bool(getattr(config.option, "numprocesses", None)) and "PYTEST_XDIST_WORKER" not in os.environ
     if "DPBO_CACHE_DIR" not in os.environ and not controller:
         SESSION_CACHE.append(tempfile.mkdtemp(prefix="dpbo-test-cache-"))
         os.environ["DPBO_CACHE_DIR"] = SESSION_CACHE[-1]
+
+
+def _scan_components_once() -> None:
+    """Streamlit's app tests scan every installed distribution's metadata for components each time an app test
+    starts (hundreds per session, a third of a second each); the installed packages do not change during a test
+    session, so the first scan's answer is kept. A server the tests start scans once, as it does anyway."""
+    try:
+        from streamlit.components.v2 import manifest_scanner
+    except ImportError:          # no Streamlit: the engine's own tests
+        return
+    scan, found = manifest_scanner.scan_component_manifests, []
+
+    def scan_once(max_workers=None):
+        if not found:
+            found.append(scan(max_workers))
+        return list(found[0])
+
+    manifest_scanner.scan_component_manifests = scan_once
 
 
 def pytest_unconfigure(config):
