@@ -19,6 +19,7 @@ line says why with ``internal="reason"``.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import math
 import numbers
@@ -113,8 +114,14 @@ def spec(field: dataclasses.Field) -> Spec | None:
 
 
 def specs(cls) -> dict[str, Spec]:
-    """Every declared field of a configuration class (or instance) -> its :class:`Spec`."""
-    return {f.name: spec(f) for f in dataclasses.fields(cls) if spec(f) is not None}
+    """Every declared field of a configuration class (or instance) -> its :class:`Spec` (a new dict)."""
+    return dict(_declared(cls if isinstance(cls, type) else type(cls)))
+
+
+@functools.lru_cache(maxsize=None)
+def _declared(cls: type) -> tuple[tuple[str, Spec], ...]:
+    # A class's fields are fixed once it is made: read them once (every configuration made checks them all).
+    return tuple((f.name, spec(f)) for f in dataclasses.fields(cls) if spec(f) is not None)
 
 
 def defaults(cls) -> dict:
@@ -158,7 +165,11 @@ def typed(name: str, value, s: Spec):
 
 def check_value(name: str, value, s: Spec):
     """The generic check of one value against its spec; returns the value as its kind."""
-    value = typed(name, value, s)
+    return _check_typed(name, typed(name, value, s), s)
+
+
+def _check_typed(name: str, value, s: Spec):
+    """:func:`check_value` of a value already given its kind by :func:`typed`."""
     if s.kind is bool:
         return value
     if s.kind is int:
@@ -177,7 +188,7 @@ def validate(config, *, normalize: bool = False) -> None:
     an int, so 2.0 iterations are 2); ``normalize`` also stores the checked value of the other fields (e.g.
     a float field's 1 as 1.0) on the frozen config.
     """
-    for name, s in specs(config).items():
+    for name, s in _declared(type(config)):
         value = getattr(config, name)
         if value is None and s.optional:
             continue
@@ -186,7 +197,7 @@ def validate(config, *, normalize: bool = False) -> None:
             object.__setattr__(config, name, value)
         if s.when is not None and not s.when(config):
             continue
-        checked = s.check(config, value) if s.check is not None else check_value(name, value, s)
+        checked = s.check(config, value) if s.check is not None else _check_typed(name, value, s)
         if normalize:
             object.__setattr__(config, name, checked)
 
