@@ -1,9 +1,10 @@
 """How conservative the host's cost model is: estimated against measured CPU time and peak memory
 (peak resident size during the work minus the resident size before it).
 
-Every case runs in a fresh process (so its peak memory is its own); the
-estimate is what ``engine.limits`` says before the run, computed the way the
-pages and the CLI compute it. A ratio above 1 means the estimate is
+Every case runs in a fresh process (so its peak memory is its own; :class:`Measurer`
+forks each case from one process that has done the cases' imports instead, what
+the tests use); the estimate is what ``engine.limits`` says before the run,
+computed the way the pages and the CLI compute it. A ratio above 1 means the estimate is
 conservative (it says more than the run took). ``tests/test_limits_conservative.py``
 holds a few small cases of every tool to that; this script sweeps wider.
 
@@ -94,27 +95,39 @@ CASES = [
 ]
 QUICK = [0, 1, 12, 14, 15, 16, 18, 21, 24, 26, 27, 30]
 
-# Runs one case in this child process: the work after the imports, its CPU time and the peak RSS it added.
-# The peak is the kernel's high-water mark (VmHWM), reset after the imports: ru_maxrss would also count the
-# parent's memory the child saw between fork and exec. The reference workload runs just before and just after
-# the work, in the same process, so that the CPU time can be told in reference-machine seconds.
+# Runs one case in this child process: the work after the imports, its CPU time and the peak RSS it added
+# (:func:`measured`).
 CHILD = """
-import json, sys, time
-tool, kw = sys.argv[1], json.loads(sys.argv[2])
-from benchmarks.bench_limits import reference_seconds, work_of
-work = work_of(tool, kw)
-before = reference_seconds()
-def status(field):
-    return next(int(line.split()[1]) for line in open("/proc/self/status") if line.startswith(field))
-with open("/proc/self/clear_refs", "w") as handle:
-    handle.write("5")
-base = status("VmRSS:")
-cpu = time.process_time()
-work()
-cpu = time.process_time() - cpu
-peak = (status("VmHWM:") - base) / 1024
-print(json.dumps({"cpu_seconds": cpu, "peak_mb": peak, "reference_seconds": max(before, reference_seconds())}))
+import json, sys
+from benchmarks.bench_limits import measured
+print(json.dumps(measured(sys.argv[1], json.loads(sys.argv[2]))))
 """
+
+
+def _status(field: str) -> int:
+    with open("/proc/self/status", encoding="ascii") as status:
+        return next(int(line.split()[1]) for line in status if line.startswith(field))
+
+
+def measured(tool: str, kw: dict) -> dict:
+    """The case's work in this process, prepared first (imports done, inputs built): its CPU seconds, the peak
+    resident size it added (MB) and the reference workload's seconds measured around it.
+
+    The peak is the kernel's high-water mark (VmHWM), reset after the imports: ru_maxrss would also count the
+    parent's memory the child saw between fork and exec. The reference workload runs just before and just after
+    the work, in the same process, so that the CPU time can be told in reference-machine seconds.
+    """
+    work = work_of(tool, kw)
+    before = reference_seconds()
+    with open("/proc/self/clear_refs", "w") as handle:
+        handle.write("5")
+    base = _status("VmRSS:")
+    cpu = time.process_time()
+    work()
+    cpu = time.process_time() - cpu
+    peak = (_status("VmHWM:") - base) / 1024
+    return {"cpu_seconds": cpu, "peak_mb": peak, "reference_seconds": max(before, reference_seconds())}
+
 
 # The CPU seconds the reference workload below takes on the machine the estimates' constants were measured on
 # (2 cores, idle; the least of ten runs). CPU time is this machine's unit: a slower machine, or one whose
@@ -401,6 +414,160 @@ def measure(tool: str, kw: dict, env: dict | None = None) -> dict:
     if proc.returncode:
         raise RuntimeError(f"{tool} {kw} failed:\n{proc.stderr[-2000:]}")
     return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+# The fork server of :class:`Measurer`: it imports what any case imports before its work (every module
+# :func:`work_of` names), then forks one child per case, which runs :func:`measured` and writes its result.
+SERVER = """
+from benchmarks.bench_limits import serve
+serve()
+"""
+# What a case may set in its child's environment: read when the work runs, not when a module is imported (a BLAS
+# kernel or a thread count is read at import: a case that sets one needs a fresh process, :func:`measure`).
+CALL_TIME_ENV = ("DPBO_CACHE_DIR", "DPBO_DATA_DIR")
+LINE_BYTES = 4000           # a child's line, written at once (a pipe keeps writes below 4096 bytes whole)
+
+
+def preloads() -> list[str]:
+    """Every module :func:`work_of` imports (for any tool), in the order it names them."""
+    import ast
+    import inspect
+
+    names: list[str] = []
+    for node in ast.walk(ast.parse(inspect.getsource(work_of))):
+        modules = ([node.module] if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module
+                   else [alias.name for alias in node.names] if isinstance(node, ast.Import) else [])
+        names += [name for name in modules if name not in names]
+    return names
+
+
+def serve() -> None:
+    """Run :class:`Measurer`'s server: requests ``[id, tool, kw, env]`` on stdin, one line each; replies
+    ``[id, {"ok": measured} | {"error": text}]`` on stdout as each case's child finishes."""
+    import importlib
+    import select
+    import traceback
+
+    for name in preloads():
+        try:
+            importlib.import_module(name)
+        except ImportError:         # an optional extra (Flower) this environment lacks: its cases fail alone
+            pass
+
+    def reply(ident, payload) -> None:
+        line = json.dumps([ident, payload])
+        if len(line) > LINE_BYTES:
+            line = json.dumps([ident, {"error": str(payload)[-LINE_BYTES // 2:]}])
+        os.write(1, (line + "\n").encode())
+
+    children: dict[int, object] = {}
+    pending, reading = b"", True
+    while reading or children:
+        ready = select.select([0], [], [], 0.05)[0] if reading else []
+        if ready:
+            chunk = os.read(0, 65536)
+            reading = bool(chunk)
+            pending += chunk
+            while b"\n" in pending:
+                line, pending = pending.split(b"\n", 1)
+                ident, tool, kw, env = json.loads(line)
+                pid = os.fork()
+                if pid == 0:            # the child: this case alone, then out without the server's exit handlers
+                    code = 1
+                    try:
+                        os.environ.update(env)
+                        reply(ident, {"ok": measured(tool, kw)})
+                        code = 0
+                    except BaseException:  # noqa: BLE001 - any failure is the case's answer, the server goes on
+                        reply(ident, {"error": traceback.format_exc()})
+                    finally:
+                        os._exit(code)
+                children[pid] = ident
+        for pid in list(children):
+            done, status = os.waitpid(pid, os.WNOHANG)
+            if done:
+                ident = children.pop(pid)
+                if os.WIFSIGNALED(status):
+                    reply(ident, {"error": f"the case's process was killed by signal {os.WTERMSIG(status)}"})
+
+
+class Measurer:
+    """:func:`measure` without an interpreter's start and the imports per case: each case runs in a child forked
+    from one server process that has imported what the cases import before their work (as the hosted server's
+    walled workers are forked from a process that imported the engine, engine.executor.walled). What is measured
+    is the same: the work alone, after its imports, in a process of its own (its peak memory its own). Cases may
+    run at once, from several threads. The environment is this process's; a case may set only
+    :data:`CALL_TIME_ENV` (what the work reads when it runs)."""
+
+    def __init__(self):
+        import itertools
+        import threading
+
+        environment = dict(os.environ)
+        environment["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), environment.get("PYTHONPATH")]))
+        self._errors = tempfile.TemporaryFile()
+        self._server = subprocess.Popen([sys.executable, "-c", SERVER], cwd=ROOT, env=environment,
+                                        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._errors)
+        self._ids, self._lock = itertools.count(), threading.Lock()
+        self._waiting: dict[int, list] = {}
+        self._reader = threading.Thread(target=self._read, name="measurer-replies", daemon=True)
+        self._reader.start()
+
+    def _read(self) -> None:
+        for line in self._server.stdout:
+            ident, payload = json.loads(line)
+            with self._lock:
+                slot = self._waiting.get(ident)
+            if slot is not None and not slot[0].is_set():
+                slot[1] = payload
+                slot[0].set()
+        with self._lock:                # the server is gone: every case still waiting gets its last words
+            self._errors.seek(0)
+            words = self._errors.read().decode(errors="replace")[-2000:]
+            for slot in self._waiting.values():
+                if not slot[0].is_set():
+                    slot[1] = {"error": f"the measuring server exited: {words}"}
+                    slot[0].set()
+
+    def measure(self, tool: str, kw: dict, env: dict | None = None) -> dict:
+        """:func:`measure`'s result for the case, measured in a forked child."""
+        import threading
+
+        extra = sorted(set(env or {}) - set(CALL_TIME_ENV))
+        if extra:
+            raise ValueError(f"{', '.join(extra)} must be set before a process imports: use measure().")
+        with self._lock:
+            ident = next(self._ids)
+            slot = self._waiting[ident] = [threading.Event(), None]
+            if self._server.poll() is not None:
+                raise RuntimeError("the measuring server has exited")
+            self._server.stdin.write((json.dumps([ident, tool, kw, dict(env or {})]) + "\n").encode())
+            self._server.stdin.flush()
+        slot[0].wait()
+        with self._lock:
+            del self._waiting[ident]
+        if "error" in slot[1]:
+            raise RuntimeError(f"{tool} {kw} failed:\n{slot[1]['error'][-2000:]}")
+        return slot[1]["ok"]
+
+    def close(self) -> None:
+        with self._lock:
+            if self._server.stdin and not self._server.stdin.closed:
+                self._server.stdin.close()
+        try:
+            self._server.wait(timeout=600)
+        except subprocess.TimeoutExpired:
+            self._server.kill()
+            self._server.wait()
+        self._reader.join(timeout=10)
+        self._server.stdout.close()
+        self._errors.close()
+
+    def __enter__(self) -> "Measurer":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
 
 
 def main() -> int:

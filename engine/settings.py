@@ -114,14 +114,11 @@ def spec(field: dataclasses.Field) -> Spec | None:
 
 
 def specs(cls) -> dict[str, Spec]:
-    """Every declared field of a configuration class (or instance) -> its :class:`Spec` (a new dict)."""
-    return dict(_declared(cls if isinstance(cls, type) else type(cls)))
+    """Every declared field of a configuration class (or instance) -> its :class:`Spec`."""
+    return {f.name: spec(f) for f in dataclasses.fields(cls) if spec(f) is not None}
 
 
-@functools.lru_cache(maxsize=None)
-def _declared(cls: type) -> tuple[tuple[str, Spec], ...]:
-    # A class's fields are fixed once it is made: read them once (every configuration made checks them all).
-    return tuple((f.name, spec(f)) for f in dataclasses.fields(cls) if spec(f) is not None)
+_declared = functools.lru_cache(maxsize=None)(lambda cls: tuple(specs(cls).items()))   # validate's, per class
 
 
 def defaults(cls) -> dict:
@@ -163,13 +160,10 @@ def typed(name: str, value, s: Spec):
     return value
 
 
-def check_value(name: str, value, s: Spec):
-    """The generic check of one value against its spec; returns the value as its kind."""
-    return _check_typed(name, typed(name, value, s), s)
-
-
-def _check_typed(name: str, value, s: Spec):
-    """:func:`check_value` of a value already given its kind by :func:`typed`."""
+def check_value(name: str, value, s: Spec, *, kind_given: bool = False):
+    """The generic check of one value against its spec; returns the value as its kind (``kind_given``: it is
+    already, from :func:`typed`)."""
+    value = value if kind_given else typed(name, value, s)
     if s.kind is bool:
         return value
     if s.kind is int:
@@ -197,15 +191,14 @@ def validate(config, *, normalize: bool = False) -> None:
             object.__setattr__(config, name, value)
         if s.when is not None and not s.when(config):
             continue
-        checked = s.check(config, value) if s.check is not None else _check_typed(name, value, s)
+        checked = s.check(config, value) if s.check is not None else check_value(name, value, s, kind_given=True)
         if normalize:
             object.__setattr__(config, name, checked)
 
 
 def from_dict(cls, data: Mapping):
     """``cls(**data)``, refusing names that are no setting of ``cls`` with one sentence."""
-    names = {f.name for f in dataclasses.fields(cls)}
-    unknown = sorted(set(data) - names)
+    unknown = sorted(set(data) - {f.name for f in dataclasses.fields(cls)})
     if unknown:
         raise ConfigError(f"Unknown setting(s): {', '.join(unknown)}.")
     return cls(**data)
@@ -216,10 +209,7 @@ def from_dict(cls, data: Mapping):
 def flag_of(name: str, s: Spec, default=None) -> str:
     if s.flag:
         return s.flag
-    option = "--" + name.replace("_", "-")
-    if s.kind is bool and default is True:
-        return "--no-" + name.replace("_", "-")
-    return option
+    return ("--no-" if s.kind is bool and default is True else "--") + name.replace("_", "-")
 
 
 def public(cls) -> dict[str, Spec]:
@@ -340,8 +330,7 @@ def read_config_file(path: str, cls, line: int | None = None) -> dict:
         data = data["config"]
     if not isinstance(data, dict):
         raise ConfigError(f"The configuration file {path} must hold a JSON object of settings.", "config")
-    names = {f.name for f in dataclasses.fields(cls)}
-    unknown = sorted(set(data) - names)
+    unknown = sorted(set(data) - {f.name for f in dataclasses.fields(cls)})
     if unknown:
         listed = ", ".join(shown(name)[1:-1] for name in unknown[:5]) + (", ..." if len(unknown) > 5 else "")
         raise ConfigError(f"Unknown setting(s) in {path}: {listed}.", unknown[0])

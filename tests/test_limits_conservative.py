@@ -3,8 +3,9 @@ estimates before a run is at least the CPU time and the peak memory the run then
 at a time, so that each runs beside at least three other CPU-bound processes on the two cores (more than the two
 busy loops `python3 -c "while True: pass"` of the margins' benchmark), and beside whatever else the suite runs.
 
-Each case runs in its own process (benchmarks.bench_limits.measure: CPU time of the process, peak resident size above
-the size after the imports). The estimates are in the seconds of the machine their constants were measured on; a
+Each case runs in its own process, forked from one that has imported what the cases import (benchmarks.bench_limits.
+Measurer, as the hosted server's walled workers are forked): CPU time of the work, peak resident size above the size
+after the imports. The estimates are in the seconds of the machine their constants were measured on; a
 run's CPU time is compared in those seconds (bench_limits.in_reference_seconds: scaled by a fixed reference workload
 measured in the same process just before and after the run), so a slower machine does not decide the verdict. What
 covers the rest, the spread of the same run over repeats, load and BLAS kernels, is each tool's price margin
@@ -18,7 +19,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from benchmarks.bench_limits import estimate, in_reference_seconds, measure
+from benchmarks.bench_limits import Measurer, estimate, in_reference_seconds
 
 LOAD = 4           # cases measured at once: each beside three other CPU-bound processes
 CASES = [
@@ -53,10 +54,16 @@ CASES = [
 
 
 @pytest.fixture(scope="module")
-def measured(tmp_path_factory):
+def measurer():
+    with Measurer() as measurer:
+        yield measurer
+
+
+@pytest.fixture(scope="module")
+def measured(tmp_path_factory, measurer):
     cache = str(tmp_path_factory.mktemp("limits-cache"))
     with ThreadPoolExecutor(max_workers=LOAD) as pool:
-        return list(pool.map(lambda case: measure(*case, env={"DPBO_CACHE_DIR": cache}), CASES))
+        return list(pool.map(lambda case: measurer.measure(*case, env={"DPBO_CACHE_DIR": cache}), CASES))
 
 
 @pytest.mark.parametrize("index", range(len(CASES)), ids=[f"{tool}-{i}" for i, (tool, _) in enumerate(CASES)])
@@ -69,11 +76,11 @@ def test_the_estimate_is_at_least_what_the_run_takes(measured, index):
 
 
 @pytest.mark.landmine
-def test_the_landmine_tables_price_covers_its_largest_fields(data_dir, tmp_path):
+def test_the_landmine_tables_price_covers_its_largest_fields(data_dir, tmp_path, measurer):
     # Priced 2 s an agent alone, the first two fields' scores (6.6 s in the reference machine's seconds, the
     # largest of the 29) were priced 4 s; a build of every field is priced through the same model.
     kw = dict(dataset="landmine", agents=2)
-    run = measure("table", kw, env={"DPBO_CACHE_DIR": str(tmp_path), "DPBO_DATA_DIR": str(data_dir)})
+    run = measurer.measure("table", kw, env={"DPBO_CACHE_DIR": str(tmp_path), "DPBO_DATA_DIR": str(data_dir)})
     cost = estimate("table", kw)
     assert cost.seconds >= in_reference_seconds(run), (cost.seconds, in_reference_seconds(run), run)
     assert cost.memory_mb >= run["peak_mb"], (cost.memory_mb, run)

@@ -1,6 +1,6 @@
 """The price model checked against the knob space: random valid settings of every tool, within the pages'
 bounds (kept small here), and the estimate must be at least what the run takes (CPU seconds and peak memory,
-measured in a fresh process by benchmarks.bench_limits.measure). The CPU seconds are told in the seconds of the
+measured in a process of its own by benchmarks.bench_limits.Measurer). The CPU seconds are told in the seconds of the
 machine the estimates' constants were measured on (bench_limits.in_reference_seconds, from a reference
 workload measured in the same process), so a slow or busy machine does not decide the verdict.
 
@@ -17,7 +17,7 @@ import pytest
 from hypothesis import HealthCheck, Phase, assume, example, given, settings
 from hypothesis import strategies as st
 
-from benchmarks.bench_limits import estimate, in_reference_seconds, measure
+from benchmarks.bench_limits import Measurer, estimate, in_reference_seconds
 from engine.validation import ConfigError
 
 EXAMPLES = int(os.environ.get("DPBO_PRICE_EXAMPLES", "0") or 0)
@@ -29,19 +29,22 @@ AGENTS = 3000 if WIDE else 600
 ALGORITHMS = ("ts", "fts", "fts-de", "dp-fts", "dp-fts-de")
 
 
-def _check(tool: str, kw: dict, cache: str) -> None:
+def _check(tool: str, kw: dict, cache) -> None:
     try:
         cost = estimate(tool, kw)
     except ConfigError:
         assume(False)
-    run = measure(tool, kw, env={"DPBO_CACHE_DIR": cache})
+    folder, measurer = cache
+    run = measurer.measure(tool, kw, env={"DPBO_CACHE_DIR": folder})
     assert cost.seconds >= in_reference_seconds(run), (tool, kw, cost.seconds, in_reference_seconds(run), run)
     assert cost.memory_mb >= run["peak_mb"], (tool, kw, cost.memory_mb, run)
 
 
 @pytest.fixture(scope="module")
 def cache(tmp_path_factory):
-    return str(tmp_path_factory.mktemp("price-cache"))
+    """The cases' cache folder and the measuring server they run in."""
+    with Measurer() as measurer:
+        yield str(tmp_path_factory.mktemp("price-cache")), measurer
 
 
 @st.composite
