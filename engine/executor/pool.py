@@ -43,28 +43,50 @@ ORPHAN_CHECK_SECONDS = 0.5  # how often a worker looks whether the process that 
 PR_SET_PDEATHSIG = 1
 
 
-def worker_init(parent: int, nice: bool) -> None:
-    """Run in every worker process: exit as soon as the parent is gone, and (``nice``) yield the CPU.
+def worker_init(parent: int, nice: bool, caller: dict | None = None) -> None:
+    """Run in every worker process: exit as soon as the process that started it is gone, and (``nice``) yield
+    the CPU.
 
-    Linux delivers SIGKILL to the worker when its parent dies (prctl); elsewhere,
-    and as a second guard, a thread polls the parent's pid.
+    ``caller``: that process's environment, import path and folder when the pool started, which a worker forked
+    from the forkserver (:func:`_pool`) takes on; a spawned worker has them already. Linux delivers SIGKILL to
+    the worker when its parent dies (prctl: the forkserver, which exits with the process that started it);
+    elsewhere, and as a second guard, a thread looks whether that process is still there.
     """
     mark_worker()
+    if caller is not None:
+        os.environ.clear()
+        os.environ.update(caller["env"])
+        sys.path[:] = caller["path"]
+        with contextlib.suppress(OSError):
+            os.chdir(caller["cwd"])
     if nice:
         lower_priority(HEAVY_NICENESS)
     if sys.platform.startswith("linux"):
         with contextlib.suppress(OSError, AttributeError):
             ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, 9)
-    if os.getppid() != parent:      # the parent died before the guard was set
+    if not _alive(parent):      # it died before the guard was set
         os._exit(1)
 
     def watch() -> None:
         while True:
             time.sleep(ORPHAN_CHECK_SECONDS)
-            if os.getppid() != parent:
+            if not _alive(parent):
                 os._exit(1)
 
     threading.Thread(target=watch, name="dpbo-orphan-guard", daemon=True).start()
+
+
+def _alive(pid: int) -> bool:
+    """Whether the process ``pid`` (this worker's starter: its parent, or the forkserver's) is still there."""
+    if os.getppid() == pid:
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 @contextlib.contextmanager
@@ -118,12 +140,11 @@ class SharedPool:
 
     def __init__(self, workers: int, *, nice: bool = False):
         self.workers = max(1, int(workers))
+        # The workers start now, from this thread (_pool): a spawned worker dies with the thread that started it
+        # (PDEATHSIG), and this one outlives the jobs' threads.
         self._executor = _pool(self.workers, nice)
         self._slots = threading.BoundedSemaphore(self.workers + 1)
         self._submitted: set = set()
-        # The workers start now, from this thread: a worker dies with the thread that started it (PDEATHSIG), and
-        # this one outlives the jobs' threads.
-        self._executor.submit(int).result()
 
     def stream(self, fn: Callable, tasks: list) -> Iterator[Finished]:
         futures: dict = {}
@@ -148,10 +169,20 @@ class SharedPool:
 
 
 def _pool(n_jobs: int, nice: bool):
+    """loky's pool of ``n_jobs`` workers, started: forked from the forkserver that imported the engine
+    (engine.executor.walled), where the platform has one, so a worker costs milliseconds, not an interpreter's
+    start and the engine's imports."""
     from joblib.externals.loky import ProcessPoolExecutor
 
+    from engine.executor.walled import forkserver_context
+
+    context = forkserver_context()
+    caller = None if context is None else dict(env=dict(os.environ), path=list(sys.path), cwd=os.getcwd())
     with main_script_hidden():
-        return ProcessPoolExecutor(max_workers=n_jobs, initializer=worker_init, initargs=(os.getpid(), nice))
+        executor = ProcessPoolExecutor(max_workers=n_jobs, context=context, initializer=worker_init,
+                                       initargs=(os.getpid(), nice, caller))
+        executor.submit(int).result()       # the workers start now, while the main script is hidden
+    return executor
 
 
 def _feed(executor, fn: Callable, tasks: list, n_jobs: int, futures: dict,

@@ -120,6 +120,13 @@ def _context():
         return _CONTEXT
 
 
+def forkserver_context():
+    """The ``forkserver`` context the walled workers and the local pools' workers fork from (it imports
+    :data:`PRELOAD` once), or None where the platform has none."""
+    ctx = _context()
+    return ctx if ctx.get_start_method() == "forkserver" else None
+
+
 def _no_main_in_workers() -> None:
     """A walled worker must not re-run the server's ``__main__``.
 
