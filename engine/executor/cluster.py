@@ -28,7 +28,7 @@ import uuid
 from typing import Callable, Iterator
 
 from engine.cancel import CancelToken, cancellable, checkpoint
-from engine.executor.tasks import Finished, as_task, timed_call
+from engine.executor.tasks import Finished, as_task, main_script_hidden, timed_call
 from engine.validation import ConfigError
 
 POLL_SECONDS = 0.2          # longest wait for a task between two cancel checkpoints
@@ -114,8 +114,6 @@ def close_clients() -> None:
 def loopback_cluster(workers: int):
     """A new Dask cluster of ``workers`` single-threaded processes on 127.0.0.1, no dashboard: ``(client, cluster)``."""
     from distributed import Client, LocalCluster
-
-    from engine.executor.pool import main_script_hidden
 
     with main_script_hidden():
         cluster = LocalCluster(n_workers=workers, threads_per_worker=1, host="127.0.0.1", dashboard_address=None,

@@ -35,7 +35,7 @@ from concurrent.futures import FIRST_COMPLETED, wait
 from typing import Callable, Iterator
 
 from engine.cancel import checkpoint
-from engine.executor.tasks import Finished, mark_worker, timed_call
+from engine.executor.tasks import Finished, main_script_hidden, mark_worker, timed_call
 from engine.hosting import HEAVY_NICENESS, lower_priority
 
 POLL_SECONDS = 0.2          # longest wait for a task between two cancel checkpoints
@@ -87,26 +87,6 @@ def _alive(pid: int) -> bool:
     except PermissionError:
         return True
     return True
-
-
-@contextlib.contextmanager
-def main_script_hidden():
-    """Keep spawned worker processes from re-running the parent's main script.
-
-    ``multiprocessing``'s spawn imports the parent's ``__main__`` file in every
-    child; under Streamlit that is the page itself. Tasks only need ``engine``,
-    so the children are told there is no main file while they start.
-    """
-    main = sys.modules.get("__main__")
-    path = getattr(main, "__file__", None)
-    if main is None or path is None or getattr(main, "__spec__", None) is not None:
-        yield
-        return
-    del main.__file__
-    try:
-        yield
-    finally:
-        main.__file__ = path
 
 
 def in_this_process(fn: Callable, tasks: list) -> Iterator[Finished]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import sys
 import threading
 import time
 from collections import OrderedDict
@@ -118,3 +119,23 @@ def count(stream: Iterator[Finished]) -> Iterator[Finished]:
             for meter in _METERS.get():
                 meter.tasks += done.cpu
             yield done
+
+
+@contextlib.contextmanager
+def main_script_hidden():
+    """Keep spawned worker processes from re-running the parent's main script.
+
+    ``multiprocessing``'s spawn imports the parent's ``__main__`` file in every
+    child; under Streamlit that is the page itself. Tasks only need ``engine``,
+    so the children are told there is no main file while they start.
+    """
+    main = sys.modules.get("__main__")
+    path = getattr(main, "__file__", None)
+    if main is None or path is None or getattr(main, "__spec__", None) is not None:
+        yield
+        return
+    del main.__file__
+    try:
+        yield
+    finally:
+        main.__file__ = path
