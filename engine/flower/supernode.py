@@ -5,7 +5,7 @@ SuperLink again, and waits for its ClientApp's reply in steps of 0.5 s
 (``flwr/supernode/start_client_internal.py``, hard-coded), so every round of
 an exported app waits seconds for nothing. This starts Flower's own
 ``flower-supernode`` with every sleep of that module capped at ``--poll``
-seconds (0.2 by default); everything else, TLS and authentication included,
+seconds (0.5 by default); everything else, TLS and authentication included,
 is Flower's code with the options given.
 """
 
@@ -14,7 +14,7 @@ from __future__ import annotations
 import sys
 import time
 
-DEFAULT_POLL_SECONDS = 0.2
+DEFAULT_POLL_SECONDS = 0.5
 
 
 class _CappedTime:
@@ -38,7 +38,7 @@ def main(argv: list[str] | None = None) -> int:
         try:
             poll = float(args[at + 1])
         except (IndexError, ValueError):
-            print("--poll needs a number of seconds, e.g. --poll 0.2.", file=sys.stderr)
+            print("--poll needs a number of seconds, e.g. --poll 0.5.", file=sys.stderr)
             return 2
         del args[at:at + 2]
     import flwr.supernode.start_client_internal as loop
