@@ -17,13 +17,14 @@ on 127.0.0.1.
 from __future__ import annotations
 
 import engine
+from engine.flower.supernode import DEFAULT_POLL_SECONDS
 
 FLWR_VERSION = "1.42.0"
 ENGINE_DISTRIBUTION = "dpbo-explorer"
 LINK_PORT, FLEET_PORT, NODE_PORT = 9093, 9092, 9101
 LINK_WAIT_SECONDS = 180
-NODE_POLL_SECONDS = 0.5       # a SuperNode asks the SuperLink for work this often (Flower: every 3 s)
-SUPEREXEC_POLL_SECONDS = 0.5  # a node's SuperExec looks for a ClientApp to start this often (Flower: every 1 s)
+NODE_POLL_SECONDS = DEFAULT_POLL_SECONDS    # a SuperNode asks the SuperLink for work this often (Flower: 3 s)
+SUPEREXEC_POLL_SECONDS = 0.5   # a node's SuperExec looks for a ClientApp to start this often (Flower: every 1 s)
 FLWR_HOME_DEFAULT = "$HOME/.flwr-dpbo"
 INSECURE_WARNING = ("Warning: this app runs without TLS and without SuperNode authentication: anyone who can reach "
                     "the SuperLink can read the messages and join as an agent. Use it on one trusted machine only.")
@@ -88,7 +89,7 @@ pip install --no-index --find-links wheels "{dist}[flower]=={version}" "flwr=={f
 
 SETUP = '''export FLWR_HOME="${{FLWR_HOME:-{home}}}" FLWR_TELEMETRY_ENABLED=0
 export LINK_PORT="${{LINK_PORT:-{link}}}" FLEET_PORT="${{FLEET_PORT:-{fleet}}}" NODE_PORT="${{NODE_PORT:-{node}}}"
-export FLWR_SUPEREXEC_TASK_POLL_INTERVAL={superexec_poll}   # a ClientApp starts within it of its message, not 1 s
+export FLWR_SUPEREXEC_TASK_POLL_INTERVAL={superexec_poll}   # a ClientApp starts at most this late, not 1 s
 '''
 
 CONFIG = '''mkdir -p "$FLWR_HOME" && cat > "$FLWR_HOME/config.toml" <<TOML
